@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from traceladder.domain.retail.domain import load_retail_domain
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def retail():
+    return load_retail_domain()
+
+
+@pytest.fixture
+def sandbox(retail):
+    return retail.new_sandbox()
+
+
+def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout=300):
+    """Run the real `traceladder` console entry point in a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("OPENAI_API_KEY", None) if env is None or "OPENAI_API_KEY" not in env else None
+    return subprocess.run(
+        [sys.executable, "-m", "traceladder", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+    )
+
+
+def body(outcome):
+    return json.loads(json.dumps(outcome.result))

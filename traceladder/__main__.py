@@ -1,0 +1,3 @@
+from traceladder.cli.main import main
+
+raise SystemExit(main())
