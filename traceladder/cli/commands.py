@@ -1,5 +1,5 @@
 """The registry of command modules, in the order `--help` lists them."""
 
-from traceladder.cli import domain_cmd
+from traceladder.cli import cases_cmd, domain_cmd
 
-ALL = [domain_cmd]
+ALL = [domain_cmd, cases_cmd]

@@ -1,0 +1,51 @@
+"""Input hashes: the identity that runs and baselines bind to.
+
+Two runs are comparable only when every hash matches: the case suite, the tool schemas, the
+fixtures, the policy, the system prompt and the run configuration. `inputs` hashes them together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from traceladder.domain.base import Domain
+
+HASH_KEYS = ("cases", "tool_schemas", "fixtures", "policy", "system_prompt", "run_config")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_json(value: Any) -> bytes:
+    """Key-sorted, compact, UTF-8 JSON: equal values always give equal bytes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def input_hashes(suite: bytes, domain: Domain, run_config: dict[str, Any]) -> dict[str, str]:
+    """SHA-256 of each input plus `inputs`, the hash of them all (in `HASH_KEYS` order).
+
+    Domain files are hashed in canonical form where they are JSON, so re-indenting a fixture file
+    does not change the identity, while any change of content does.
+    """
+    files = domain.input_files
+
+    def file_hash(name: str) -> str:
+        raw = files.get(name, b"")
+        try:
+            return sha256(canonical_json(json.loads(raw)))
+        except ValueError:
+            return sha256(raw)
+
+    hashes = {
+        "cases": sha256(suite),
+        "tool_schemas": sha256(canonical_json(list(domain.tools))),
+        "fixtures": file_hash("fixtures.json"),
+        "policy": file_hash("policy.json"),
+        "system_prompt": sha256(domain.system_prompt.encode()),
+        "run_config": sha256(canonical_json(run_config)),
+    }
+    hashes["inputs"] = sha256("".join(hashes[k] for k in HASH_KEYS).encode())
+    return hashes

@@ -1,0 +1,337 @@
+"""The CaseV1 suite validator: every rule of the case contract, every violation reported.
+
+Used by `traceladder cases validate` and by the runner before any model request. Rules are small
+functions over one record (or the whole suite); each yields `Violation`s rather than raising, so a
+single run lists everything to fix with file:line, case id, field and reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from traceladder.cases.model import CASE_FIELDS, PARAM_RULES, Case
+from traceladder.cases.spec import (
+    CATEGORY_SPECS,
+    SUITE_TOTALS,
+    VARIANTS_PER_SCENARIO,
+    CategorySpec,
+    SuiteTotals,
+    expected_counts,
+)
+from traceladder.domain.base import Domain
+from traceladder.errors import UserError
+
+ID_PATTERN = re.compile(r"^fc-d([1-4])-(\d{3})$")
+VARIANT_SHARED = ("dimension", "category", "context", "golden", "negative", "skip", "skip_reason")
+
+
+@dataclass(frozen=True)
+class Violation:
+    file: str
+    line: int  # 0 = the file or the suite as a whole
+    case_id: str
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.case_id or '-'}: {self.field}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class _Row:
+    line: int
+    record: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        value = self.record.get("id")
+        return value if isinstance(value, str) else ""
+
+
+class SuiteValidator:
+    """Validates suites against one domain and one category table (validators compiled once)."""
+
+    def __init__(
+        self,
+        domain: Domain,
+        specs: dict[str, CategorySpec] = CATEGORY_SPECS,
+        totals: SuiteTotals = SUITE_TOTALS,
+    ) -> None:
+        self.domain = domain
+        self.specs = specs
+        self.totals = totals
+        self._validators = {
+            name: Draft202012Validator(
+                domain.tool_schema(name) or {}, format_checker=Draft202012Validator.FORMAT_CHECKER
+            )
+            for name in domain.tool_names
+        }
+
+    def validate_file(self, path: Path) -> list[Violation]:
+        return self.validate_bytes(path.read_bytes(), str(path))
+
+    def validate_bytes(self, data: bytes, name: str) -> list[Violation]:
+        out: list[Violation] = []
+        rows = self._parse(data, name, out)
+        for row in rows:
+            out += [Violation(name, row.line, row.id, f, r) for f, r in self._record(row.record)]
+        out += [Violation(name, ln, cid, f, r) for ln, cid, f, r in self._suite(rows)]
+        return out
+
+    # -- file format -------------------------------------------------------------------------
+
+    def _parse(self, data: bytes, name: str, out: list[Violation]) -> list[_Row]:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            out.append(Violation(name, 0, "", "file", f"not UTF-8: {exc}"))
+            return []
+        if not text:
+            out.append(Violation(name, 0, "", "file", "the file is empty"))
+            return []
+        if not text.endswith("\n"):
+            out.append(Violation(name, 0, "", "file", "the file must end with a newline"))
+        if "\r" in text:
+            out.append(Violation(name, 0, "", "file", "use LF line endings, not CRLF"))
+        rows = []
+        for number, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), 1):
+            if not line.strip():
+                out.append(Violation(name, number, "", "file", "blank line"))
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                out.append(Violation(name, number, "", "file", f"not valid JSON: {exc}"))
+                continue
+            if not isinstance(record, dict):
+                out.append(Violation(name, number, "", "file", "each line must be one JSON object"))
+                continue
+            rows.append(_Row(number, record))
+        return rows
+
+    # -- one record --------------------------------------------------------------------------
+
+    def _record(self, r: dict[str, Any]) -> Iterator[tuple[str, str]]:
+        missing = [f for f in CASE_FIELDS if f not in r]
+        unknown = sorted(set(r) - set(CASE_FIELDS))
+        for f in missing:
+            yield f, "required field is missing"
+        for f in unknown:
+            yield f, "unknown field (CaseV1 has exactly nine fields)"
+        cid, dim = r.get("id"), r.get("dimension")
+        match = ID_PATTERN.match(cid) if isinstance(cid, str) else None
+        if "id" in r and not match:
+            yield "id", f"{cid!r} does not match fc-d[1-4]-NNN"
+        if "dimension" in r and dim not in ("D1", "D2", "D3", "D4"):
+            yield "dimension", f"{dim!r} is not one of D1-D4"
+        elif match and dim != f"D{match.group(1)}":
+            yield "dimension", f"{dim!r} does not match the dimension in id {cid!r}"
+        for f in ("category", "instruction"):
+            if f in r and not (isinstance(r[f], str) and r[f].strip()):
+                yield f, "must be a non-empty string"
+        if "context" in r:
+            yield from _context(r["context"])
+        yield from _flags(r)
+        if "golden" in r:
+            yield from self._golden(r["golden"], r.get("negative"))
+
+    def _golden(self, golden: Any, negative: Any) -> Iterator[tuple[str, str]]:
+        if not isinstance(golden, dict):
+            yield "golden", "must be an object"
+            return
+        for key in sorted(set(golden) - {"calls", "order_sensitive", "allowed_extra"}):
+            yield f"golden.{key}", "unknown field"
+        calls = golden.get("calls")
+        if not isinstance(calls, list):
+            yield "golden.calls", "must be a list"
+            calls = []
+        if not isinstance(golden.get("order_sensitive"), bool):
+            yield "golden.order_sensitive", "must be a boolean"
+        if "allowed_extra" in golden:
+            extra = golden["allowed_extra"]
+            if not isinstance(extra, list) or not all(isinstance(t, str) for t in extra):
+                yield "golden.allowed_extra", "must be a list of tool names"
+            else:
+                if len(set(extra)) != len(extra):
+                    yield "golden.allowed_extra", "tool names must be unique"
+                for tool in extra:
+                    if tool not in self.domain.read_only_tools:
+                        yield "golden.allowed_extra", f"{tool!r} is not a read-only tool"
+        if negative is True and calls:
+            yield "golden.calls", "a negative case expects no golden calls"
+        for index, call in enumerate(calls):
+            yield from self._call(call, f"golden.calls[{index}]")
+
+    def _call(self, call: Any, where: str) -> Iterator[tuple[str, str]]:
+        if not isinstance(call, dict):
+            yield where, "must be an object"
+            return
+        for key in sorted(set(call) - {"tool", "params", "param_rules"}):
+            yield f"{where}.{key}", "unknown field (only tool, params, param_rules)"
+        tool, params = call.get("tool"), call.get("params")
+        if tool not in self._validators:
+            yield f"{where}.tool", f"{tool!r} is not a tool of the {self.domain.name} domain"
+        if not isinstance(params, dict):
+            yield f"{where}.params", "must be an object"
+            params = {}
+        elif tool in self._validators:
+            for err in self._validators[tool].iter_errors(params):
+                path = ".".join(str(p) for p in err.absolute_path)
+                yield f"{where}.params{'.' + path if path else ''}", f"schema: {err.message}"
+        rules = call.get("param_rules", {})
+        if not isinstance(rules, dict):
+            yield f"{where}.param_rules", "must be an object"
+            rules = {}
+        for key, rule in rules.items():
+            if key not in params:
+                yield f"{where}.param_rules.{key}", "names a parameter absent from params"
+            if rule not in PARAM_RULES:
+                yield f"{where}.param_rules.{key}", f"{rule!r} is not one of {', '.join(PARAM_RULES)}"
+        yield from self._ids(params, f"{where}.params")
+
+    def _ids(self, value: Any, where: str) -> Iterator[tuple[str, str]]:
+        """Fixture-backed IDs must exist, at any depth (item lists carry item_id too)."""
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from self._ids(item, f"{where}[{i}]")
+        elif isinstance(value, dict):
+            for key, child in value.items():
+                valid = self.domain.id_fields.get(key)
+                if valid is not None and child not in valid:
+                    yield f"{where}.{key}", f"{child!r} is not in the standard fixtures"
+                elif key == "action_id" and not (isinstance(child, str) and child):
+                    yield f"{where}.{key}", "action_id must be a non-empty string"
+                else:
+                    yield from self._ids(child, f"{where}.{key}")
+
+    # -- the suite ---------------------------------------------------------------------------
+
+    def _suite(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
+        seen_ids: dict[str, int] = {}
+        seen_text: dict[str, str] = {}
+        for row in rows:
+            if row.id in seen_ids:
+                yield row.line, row.id, "id", f"duplicate of line {seen_ids[row.id]}"
+            seen_ids.setdefault(row.id, row.line)
+            text = row.record.get("instruction")
+            if isinstance(text, str):
+                key = text.strip().casefold()
+                if key in seen_text:
+                    yield row.line, row.id, "instruction", f"duplicates {seen_text[key]} (trim+casefold)"
+                seen_text.setdefault(key, row.id)
+        yield from self._counts(rows)
+        yield from self._categories(rows)
+
+    def _counts(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
+        derived = expected_counts(self.specs)
+        declared = (self.totals.total, self.totals.per_dimension, self.totals.negative)
+        if derived != declared:
+            yield 0, "", "spec", f"category table implies {derived}, SUITE_TOTALS says {declared}"
+        per_dim: dict[str, int] = {}
+        for row in rows:
+            dim = row.record.get("dimension")
+            if isinstance(dim, str):
+                per_dim[dim] = per_dim.get(dim, 0) + 1
+        if len(rows) != self.totals.total:
+            yield 0, "", "suite", f"expected {self.totals.total} cases, found {len(rows)}"
+        for dim, want in sorted(self.totals.per_dimension.items()):
+            if per_dim.get(dim, 0) != want:
+                yield 0, "", "suite", f"expected {want} {dim} cases, found {per_dim.get(dim, 0)}"
+        negatives = sum(1 for row in rows if row.record.get("negative") is True)
+        if negatives != self.totals.negative:
+            yield 0, "", "suite", f"expected {self.totals.negative} negative cases, found {negatives}"
+
+    def _categories(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
+        by_category: dict[str, list[_Row]] = {}
+        for row in rows:
+            by_category.setdefault(str(row.record.get("category")), []).append(row)
+        for name, members in by_category.items():
+            spec = self.specs.get(name)
+            if spec is None:
+                for row in members:
+                    yield row.line, row.id, "category", f"{name!r} is not in CATEGORY_SPECS"
+                continue
+            yield from _category(name, spec, members)
+        for name in sorted(set(self.specs) - set(by_category)):
+            yield 0, "", "category", f"{name!r} is declared in CATEGORY_SPECS but has no cases"
+
+
+def _category(name: str, spec: CategorySpec, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
+    if len(rows) != VARIANTS_PER_SCENARIO:
+        where = rows[0]
+        yield where.line, where.id, "category", (
+            f"{name!r} has {len(rows)} cases; a scenario has exactly {VARIANTS_PER_SCENARIO} variants"
+        )
+    wanted = [f"fc-{spec.dimension.lower()}-{spec.first_id + i:03d}" for i in range(len(rows))]
+    if [r.id for r in rows] != wanted:
+        yield rows[0].line, rows[0].id, "id", f"{name!r} must use consecutive ids {', '.join(wanted)}"
+    first = rows[0].record
+    for row in rows[1:]:
+        for f in VARIANT_SHARED:
+            if row.record.get(f) != first.get(f):
+                yield row.line, row.id, f, f"differs from variant {rows[0].id} (only id and instruction may)"
+    for row in rows:
+        r = row.record
+        golden = r.get("golden") if isinstance(r.get("golden"), dict) else {}
+        calls = golden.get("calls") if isinstance(golden.get("calls"), list) else []
+        tools = tuple(c.get("tool") for c in calls if isinstance(c, dict))
+        if r.get("dimension") != spec.dimension:
+            yield row.line, row.id, "dimension", f"category {name!r} belongs to {spec.dimension}"
+        if tools != spec.tools:
+            yield row.line, row.id, "golden.calls", f"tool sequence {list(tools)} != spec {list(spec.tools)}"
+        if golden.get("order_sensitive") != spec.order_sensitive:
+            yield row.line, row.id, "golden.order_sensitive", f"spec says {spec.order_sensitive}"
+        if r.get("negative") != spec.negative:
+            yield row.line, row.id, "negative", f"spec says {spec.negative}"
+        extra = golden.get("allowed_extra")
+        if (None if extra is None else tuple(extra)) != spec.allowed_extra:
+            yield row.line, row.id, "golden.allowed_extra", f"spec says {spec.allowed_extra}"
+
+
+def _context(context: Any) -> Iterator[tuple[str, str]]:
+    if not isinstance(context, dict) or set(context) != {"db_fixture", "notes"}:
+        yield "context", "must contain exactly db_fixture and notes"
+        return
+    if context["db_fixture"] != "standard":
+        yield "context.db_fixture", 'must be "standard"'
+    if not (isinstance(context["notes"], str) and context["notes"].strip()):
+        yield "context.notes", "must be a non-empty string"
+
+
+def _flags(r: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    for f in ("negative", "skip"):
+        if f in r and not isinstance(r[f], bool):
+            yield f, "must be a boolean"
+    skip, reason = r.get("skip"), r.get("skip_reason")
+    if skip is True and not (isinstance(reason, str) and reason.strip()):
+        yield "skip_reason", "skip=true requires a non-empty skip_reason"
+    if skip is False and reason is not None:
+        yield "skip_reason", "must be null when skip=false"
+
+
+def validate_suite(path: Path, domain: Domain | None = None) -> list[Violation]:
+    from traceladder.domain.retail import load_retail_domain
+
+    return SuiteValidator(domain or load_retail_domain()).validate_file(path)
+
+
+def require_valid_suite(path: Path, domain: Domain | None = None) -> tuple[Case, ...]:
+    """The suite's cases, or a `UserError` summarising every violation."""
+    if not path.is_file():
+        raise UserError(f"case file {path} does not exist; pass --cases FILE or omit it")
+    problems = validate_suite(path, domain)
+    if problems:
+        shown = "; ".join(str(p) for p in problems[:3])
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise UserError(
+            f"invalid case suite: {shown}{more}; run `traceladder cases validate {path}`"
+        )
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return tuple(Case.from_record(json.loads(line)) for line in lines)

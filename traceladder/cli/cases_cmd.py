@@ -1,0 +1,50 @@
+"""`traceladder cases validate|coverage`: check the suite and render its coverage matrix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from traceladder.cases.coverage import coverage_markdown
+from traceladder.cases.loader import load_cases, shipped_suite_path
+from traceladder.cases.validator import validate_suite
+from traceladder.domain.retail import load_retail_domain
+from traceladder.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("cases", help="validate the case suite, render its coverage matrix")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    validate = actions.add_parser("validate", help="check every CaseV1 rule; list every violation")
+    validate.add_argument("file", nargs="?", type=Path, help="JSONL suite (default: shipped)")
+    validate.set_defaults(handler=run_validate)
+    coverage = actions.add_parser("coverage", help="print the coverage matrix as markdown")
+    coverage.add_argument("file", nargs="?", type=Path, help="JSONL suite (default: shipped)")
+    coverage.add_argument("--output", type=Path, help="write to this file instead of stdout")
+    coverage.set_defaults(handler=run_coverage)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    path = args.file or shipped_suite_path()
+    if not path.is_file():
+        raise UserError(f"case file {path} does not exist")
+    problems = validate_suite(path)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"case_validation=failed ({len(problems)} violations)", file=sys.stderr)
+        return 2
+    print(f"case_validation=passed ({path.name})")
+    return 0
+
+
+def run_coverage(args: argparse.Namespace) -> int:
+    cases = load_cases(args.file)
+    text = coverage_markdown(cases, load_retail_domain().default_whitelist)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
