@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 eval: $(STAMP)
 	$(BIN)/traceladder domain validate
+	$(BIN)/traceladder run $(if $(MODEL),--model $(MODEL)) $(if $(CASE),--case $(CASE))
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

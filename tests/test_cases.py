@@ -29,14 +29,28 @@ def test_shipped_suite_is_clean_and_shaped():
     cases = load_cases()
     assert len(cases) == 72
     assert {d: sum(c.dimension == d for c in cases) for d in ("D1", "D2", "D3", "D4")} == {
-        "D1": 18, "D2": 18, "D3": 18, "D4": 18,
+        "D1": 18,
+        "D2": 18,
+        "D3": 18,
+        "D4": 18,
     }
     assert sum(c.negative for c in cases) == 12
     assert len({c.category for c in cases}) == 24
-    assert all(set(r) == {
-        "id", "dimension", "category", "instruction", "context", "golden", "negative", "skip",
-        "skip_reason",
-    } for r in records())
+    assert all(
+        set(r)
+        == {
+            "id",
+            "dimension",
+            "category",
+            "instruction",
+            "context",
+            "golden",
+            "negative",
+            "skip",
+            "skip_reason",
+        }
+        for r in records()
+    )
     rules = {rule for c in cases for call in c.calls for rule in call.param_rules.values()}
     assert rules == {"normalized_str", "normalized_date", "contains", "any"}
 
@@ -52,6 +66,7 @@ def _set(path: list, value):
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = value
+
     return mutate
 
 
@@ -75,21 +90,71 @@ RULES = [
     ("empty notes", _set(["context", "notes"], ""), "context.notes", "non-empty"),
     ("golden unknown key", _set(["golden", "weights"], 1), "golden.weights", "unknown field"),
     ("calls not a list", _set(["golden", "calls"], {}), "golden.calls", "must be a list"),
-    ("order_sensitive type", _set(["golden", "order_sensitive"], "no"), "golden.order_sensitive", "boolean"),
-    ("allowed_extra unique", _set(["golden", "allowed_extra"], ["get_user", "get_user"]), "golden.allowed_extra", "unique"),
-    ("allowed_extra read-only", _set(["golden", "allowed_extra"], ["request_cancel"]), "golden.allowed_extra", "not a read-only tool"),
+    (
+        "order_sensitive type",
+        _set(["golden", "order_sensitive"], "no"),
+        "golden.order_sensitive",
+        "boolean",
+    ),
+    (
+        "allowed_extra unique",
+        _set(["golden", "allowed_extra"], ["get_user", "get_user"]),
+        "golden.allowed_extra",
+        "unique",
+    ),
+    (
+        "allowed_extra read-only",
+        _set(["golden", "allowed_extra"], ["request_cancel"]),
+        "golden.allowed_extra",
+        "not a read-only tool",
+    ),
     ("call unknown key", _call0("weight", 1), "golden.calls[0].weight", "unknown field"),
     ("unknown tool", _call0("tool", "get_orders"), "golden.calls[0].tool", "not a tool"),
-    ("params schema", _call0("params", {"order_id": "441"}), "golden.calls[0].params.order_id", "schema"),
-    ("params additional", _call0("params", {"order_id": "W441", "x": 1}), "golden.calls[0].params", "schema"),
-    ("rule key absent", _call0("param_rules", {"user_id": "exact"}), "golden.calls[0].param_rules.user_id", "absent"),
-    ("rule name", _call0("param_rules", {"order_id": "fuzzy"}), "golden.calls[0].param_rules.order_id", "not one of"),
-    ("fixture id", _call0("params", {"order_id": "W449"}), "golden.calls[0].params.order_id", "not in the standard fixtures"),
+    (
+        "params schema",
+        _call0("params", {"order_id": "441"}),
+        "golden.calls[0].params.order_id",
+        "schema",
+    ),
+    (
+        "params additional",
+        _call0("params", {"order_id": "W441", "x": 1}),
+        "golden.calls[0].params",
+        "schema",
+    ),
+    (
+        "rule key absent",
+        _call0("param_rules", {"user_id": "exact"}),
+        "golden.calls[0].param_rules.user_id",
+        "absent",
+    ),
+    (
+        "rule name",
+        _call0("param_rules", {"order_id": "fuzzy"}),
+        "golden.calls[0].param_rules.order_id",
+        "not one of",
+    ),
+    (
+        "fixture id",
+        _call0("params", {"order_id": "W449"}),
+        "golden.calls[0].params.order_id",
+        "not in the standard fixtures",
+    ),
     ("negative type", _set(["negative"], "no"), "negative", "boolean"),
     ("skip without reason", _set(["skip"], True), "skip_reason", "requires a non-empty"),
     ("reason without skip", _set(["skip_reason"], "because"), "skip_reason", "null"),
-    ("negative with calls", _set(["negative"], True), "golden.calls", "negative case expects no golden calls"),
-    ("variant differs", lambda rows: rows[1]["context"].update(notes="x"), "context", "differs from"),
+    (
+        "negative with calls",
+        _set(["negative"], True),
+        "golden.calls",
+        "negative case expects no golden calls",
+    ),
+    (
+        "variant differs",
+        lambda rows: rows[1]["context"].update(notes="x"),
+        "context",
+        "differs from",
+    ),
     ("category not in spec", _set(["category"], "brand_new"), "category", "not in CATEGORY_SPECS"),
 ]
 
@@ -214,13 +279,23 @@ def test_input_hashes_bind_every_input(retail):
 
     suite = shipped_suite_path().read_bytes()
     base = input_hashes(suite, retail, {"model": "m", "max_steps": 8})
-    assert set(base) == {"cases", "tool_schemas", "fixtures", "policy", "system_prompt", "run_config", "inputs"}
+    assert set(base) == {
+        "cases",
+        "tool_schemas",
+        "fixtures",
+        "policy",
+        "system_prompt",
+        "run_config",
+        "inputs",
+    }
     assert base == input_hashes(suite, retail, {"max_steps": 8, "model": "m"})
     assert input_hashes(suite + b" ", retail, {"model": "m", "max_steps": 8})["cases"] != base["cases"]
     changed = input_hashes(suite, retail, {"model": "m", "max_steps": 9})
     assert changed["run_config"] != base["run_config"] and changed["inputs"] != base["inputs"]
     prompt = replace(retail, system_prompt=retail.system_prompt + "!")
-    assert input_hashes(suite, prompt, {"model": "m", "max_steps": 8})["system_prompt"] != base["system_prompt"]
+    assert (
+        input_hashes(suite, prompt, {"model": "m", "max_steps": 8})["system_prompt"] != base["system_prompt"]
+    )
 
 
 def test_category_table_matches_the_suite():

@@ -32,9 +32,7 @@ def test_broken_schema_is_caught(tmp_path):
     result = cli("domain", "validate", "--data-dir", str(data))
     assert result.returncode == 2
     assert "get_user: parameters are not valid JSON Schema 2020-12" in result.stderr
-    assert (
-        "get_order: parameters: object schema must set additionalProperties: false" in result.stderr
-    )
+    assert "get_order: parameters: object schema must set additionalProperties: false" in result.stderr
 
 
 def test_tool_count_and_openai_shape_are_checked(tmp_path):

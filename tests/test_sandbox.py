@@ -45,9 +45,7 @@ def test_list_orders(sandbox):
     every = sandbox.execute("list_orders", {"user_id": "U102"})
     assert len(every.result["orders"]) == 3
     assert err(sandbox.execute("list_orders", {"user_id": "U109"})) == "not_found"
-    assert err(sandbox.execute("list_orders", {"user_id": "U102", "status": "lost"})) == (
-        "invalid_arguments"
-    )
+    assert err(sandbox.execute("list_orders", {"user_id": "U102", "status": "lost"})) == ("invalid_arguments")
 
 
 def test_get_product(sandbox):
@@ -64,9 +62,7 @@ def test_check_stock(sandbox):
     ]
     one = sandbox.execute("check_stock", {"product_id": "P202", "item_id": "I2022"})
     assert one.result["stock"] == [{"item_id": "I2022", "in_stock": 5}]
-    assert err(sandbox.execute("check_stock", {"product_id": "P202", "item_id": "I2011"})) == (
-        "not_found"
-    )
+    assert err(sandbox.execute("check_stock", {"product_id": "P202", "item_id": "I2011"})) == ("not_found")
     assert err(sandbox.execute("check_stock", {"product_id": "P200"})) == "not_found"
 
 
@@ -81,14 +77,12 @@ def test_get_return_policy(sandbox):
 def test_request_address_update(sandbox):
     ok = sandbox.execute("request_address_update", {"order_id": "W442", "new_address": ADDRESS})
     assert ok.ok and ok.result["action_id"] == "ACT-001"
-    shipped = sandbox.execute(
-        "request_address_update", {"order_id": "W443", "new_address": ADDRESS}
-    )
+    shipped = sandbox.execute("request_address_update", {"order_id": "W443", "new_address": ADDRESS})
     assert err(shipped) == "precondition_failed"
     bad = dict(ADDRESS, postal_code="2000")
-    assert err(
-        sandbox.execute("request_address_update", {"order_id": "W442", "new_address": bad})
-    ) == ("invalid_arguments")
+    assert err(sandbox.execute("request_address_update", {"order_id": "W442", "new_address": bad})) == (
+        "invalid_arguments"
+    )
 
 
 def test_request_cancel(sandbox):
@@ -104,9 +98,7 @@ def test_request_cancel(sandbox):
 
 def test_request_return(sandbox):
     items = [{"item_id": "I2011", "quantity": 2}]
-    ok = sandbox.execute(
-        "request_return", {"order_id": "W441", "items": items, "reason": "damaged"}
-    )
+    ok = sandbox.execute("request_return", {"order_id": "W441", "items": items, "reason": "damaged"})
     assert ok.ok
     late = sandbox.execute(
         "request_return",
@@ -115,20 +107,12 @@ def test_request_return(sandbox):
     assert err(late) == "precondition_failed" and "window" in late.result["error"]["message"]
     too_many = [{"item_id": "I2011", "quantity": 3}]
     assert (
-        err(
-            sandbox.execute(
-                "request_return", {"order_id": "W441", "items": too_many, "reason": "damaged"}
-            )
-        )
+        err(sandbox.execute("request_return", {"order_id": "W441", "items": too_many, "reason": "damaged"}))
         == "precondition_failed"
     )
     gift = [{"item_id": "I2091", "quantity": 1}]
     assert (
-        err(
-            sandbox.execute(
-                "request_return", {"order_id": "W447", "items": gift, "reason": "damaged"}
-            )
-        )
+        err(sandbox.execute("request_return", {"order_id": "W447", "items": gift, "reason": "damaged"}))
         == "precondition_failed"
     )
     bad_date = {
@@ -146,47 +130,32 @@ def test_request_exchange(sandbox):
     base = {"order_id": "W445", "item_id": "I2021", "reason": "wrong_size"}
     assert sandbox.execute("request_exchange", dict(base, replacement_item_id="I2022")).ok
     out_of_stock = sandbox.execute("request_exchange", dict(base, replacement_item_id="I2023"))
-    assert (
-        err(out_of_stock) == "precondition_failed"
-        and "stock" in out_of_stock.result["error"]["message"]
-    )
+    assert err(out_of_stock) == "precondition_failed" and "stock" in out_of_stock.result["error"]["message"]
     other_product = sandbox.execute("request_exchange", dict(base, replacement_item_id="I2011"))
     assert err(other_product) == "precondition_failed"
-    assert (
-        err(sandbox.execute("request_exchange", dict(base, replacement_item_id="I9999")))
-        == "not_found"
-    )
+    assert err(sandbox.execute("request_exchange", dict(base, replacement_item_id="I9999"))) == "not_found"
     pending = dict(base, order_id="W442", replacement_item_id="I2022")
     assert err(sandbox.execute("request_exchange", pending)) == "precondition_failed"
 
 
 def test_request_refund(sandbox):
-    assert sandbox.execute(
-        "request_refund", {"order_id": "W447", "amount": 89, "reason": "damaged"}
-    ).ok
+    assert sandbox.execute("request_refund", {"order_id": "W447", "amount": 89, "reason": "damaged"}).ok
     too_much = {"order_id": "W447", "amount": 1000.5, "reason": "damaged"}
     assert err(sandbox.execute("request_refund", too_much)) == "precondition_failed"
     cancelled = {"order_id": "W446", "amount": 10, "reason": "other"}
     assert err(sandbox.execute("request_refund", cancelled)) == "precondition_failed"
-    assert err(
-        sandbox.execute("request_refund", {"order_id": "W447", "amount": 0, "reason": "damaged"})
-    ) == ("invalid_arguments")
+    assert err(sandbox.execute("request_refund", {"order_id": "W447", "amount": 0, "reason": "damaged"})) == (
+        "invalid_arguments"
+    )
 
 
 def test_confirm_and_abort_resolve_stubs_and_ledger(sandbox):
     sandbox.execute("request_cancel", {"order_id": "W442", "reason": "changed_mind"})
     sandbox.execute("request_cancel", {"order_id": "W448", "reason": "other"})
-    assert (
-        sandbox.execute("confirm_action", {"action_id": "ACT-001"}).result["status"] == "confirmed"
-    )
-    assert (
-        err(sandbox.execute("confirm_action", {"action_id": "ACT-001"}))
-        == "action_already_resolved"
-    )
+    assert sandbox.execute("confirm_action", {"action_id": "ACT-001"}).result["status"] == "confirmed"
+    assert err(sandbox.execute("confirm_action", {"action_id": "ACT-001"})) == "action_already_resolved"
     assert sandbox.execute("abort_action", {"action_id": "ACT-002", "reason": "no"}).ok
-    assert (
-        err(sandbox.execute("abort_action", {"action_id": "ACT-002"})) == "action_already_resolved"
-    )
+    assert err(sandbox.execute("abort_action", {"action_id": "ACT-002"})) == "action_already_resolved"
     assert err(sandbox.execute("confirm_action", {"action_id": "ACT-009"})) == "unknown_action"
     assert err(sandbox.execute("abort_action", {"action_id": "nope"})) == "invalid_arguments"
     assert [(e.action_id, e.tool, e.status) for e in sandbox.ledger()] == [
@@ -257,8 +226,6 @@ def test_fixtures_unchanged_after_exercising_every_tool(retail):
         for value in outcome.result.values():
             if isinstance(value, list) and value and isinstance(value[0], dict):
                 value[0]["scribble"] = True
-    snapshot = json.dumps(
-        [retail.new_sandbox().execute(t, a).result for t, a in calls[:6]], sort_keys=True
-    )
+    snapshot = json.dumps([retail.new_sandbox().execute(t, a).result for t, a in calls[:6]], sort_keys=True)
     assert "scribble" not in snapshot
     assert hashlib.sha256(b"".join(read_data_files().values())).hexdigest() == before_files

@@ -57,8 +57,7 @@ class Case:
             instruction=record["instruction"],
             notes=record["context"]["notes"],
             calls=tuple(
-                GoldenCall(c["tool"], c["params"], dict(c.get("param_rules", {})))
-                for c in golden["calls"]
+                GoldenCall(c["tool"], c["params"], dict(c.get("param_rules", {}))) for c in golden["calls"]
             ),
             order_sensitive=golden["order_sensitive"],
             allowed_extra=None if extra is None else tuple(extra),

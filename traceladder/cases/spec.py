@@ -44,9 +44,7 @@ CATEGORY_SPECS: dict[str, CategorySpec] = {
     "ambiguous_return_reads_ok": CategorySpec(
         "D3", 7, (), False, True, ("get_user", "list_orders", "get_order")
     ),
-    "refused_return_window": CategorySpec(
-        "D3", 10, (), False, True, ("get_order", "get_return_policy")
-    ),
+    "refused_return_window": CategorySpec("D3", 10, (), False, True, ("get_order", "get_return_policy")),
     "optional_policy_read": CategorySpec("D3", 13, (), False, False, ("get_return_policy",)),
     "lookup_required": CategorySpec("D3", 16, ("get_order",), False, False),
     # D4 request/confirm chains
@@ -77,6 +75,4 @@ class SuiteTotals:
     negative: int
 
 
-SUITE_TOTALS = SuiteTotals(
-    total=72, per_dimension={"D1": 18, "D2": 18, "D3": 18, "D4": 18}, negative=12
-)
+SUITE_TOTALS = SuiteTotals(total=72, per_dimension={"D1": 18, "D2": 18, "D3": 18, "D4": 18}, negative=12)

@@ -193,7 +193,10 @@ class SuiteValidator:
             if key not in params:
                 yield f"{where}.param_rules.{key}", "names a parameter absent from params"
             if rule not in PARAM_RULES:
-                yield f"{where}.param_rules.{key}", f"{rule!r} is not one of {', '.join(PARAM_RULES)}"
+                yield (
+                    f"{where}.param_rules.{key}",
+                    f"{rule!r} is not one of {', '.join(PARAM_RULES)}",
+                )
         yield from self._ids(params, f"{where}.params")
 
     def _ids(self, value: Any, where: str) -> Iterator[tuple[str, str]]:
@@ -224,7 +227,12 @@ class SuiteValidator:
             if isinstance(text, str):
                 key = text.strip().casefold()
                 if key in seen_text:
-                    yield row.line, row.id, "instruction", f"duplicates {seen_text[key]} (trim+casefold)"
+                    yield (
+                        row.line,
+                        row.id,
+                        "instruction",
+                        f"duplicates {seen_text[key]} (trim+casefold)",
+                    )
                 seen_text.setdefault(key, row.id)
         yield from self._counts(rows)
         yield from self._categories(rows)
@@ -246,7 +254,12 @@ class SuiteValidator:
                 yield 0, "", "suite", f"expected {want} {dim} cases, found {per_dim.get(dim, 0)}"
         negatives = sum(1 for row in rows if row.record.get("negative") is True)
         if negatives != self.totals.negative:
-            yield 0, "", "suite", f"expected {self.totals.negative} negative cases, found {negatives}"
+            yield (
+                0,
+                "",
+                "suite",
+                f"expected {self.totals.negative} negative cases, found {negatives}",
+            )
 
     def _categories(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
         by_category: dict[str, list[_Row]] = {}
@@ -266,26 +279,46 @@ class SuiteValidator:
 def _category(name: str, spec: CategorySpec, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
     if len(rows) != VARIANTS_PER_SCENARIO:
         where = rows[0]
-        yield where.line, where.id, "category", (
-            f"{name!r} has {len(rows)} cases; a scenario has exactly {VARIANTS_PER_SCENARIO} variants"
+        yield (
+            where.line,
+            where.id,
+            "category",
+            (f"{name!r} has {len(rows)} cases; a scenario has exactly {VARIANTS_PER_SCENARIO} variants"),
         )
     wanted = [f"fc-{spec.dimension.lower()}-{spec.first_id + i:03d}" for i in range(len(rows))]
     if [r.id for r in rows] != wanted:
-        yield rows[0].line, rows[0].id, "id", f"{name!r} must use consecutive ids {', '.join(wanted)}"
+        yield (
+            rows[0].line,
+            rows[0].id,
+            "id",
+            f"{name!r} must use consecutive ids {', '.join(wanted)}",
+        )
     first = rows[0].record
     for row in rows[1:]:
         for f in VARIANT_SHARED:
             if row.record.get(f) != first.get(f):
-                yield row.line, row.id, f, f"differs from variant {rows[0].id} (only id and instruction may)"
+                yield (
+                    row.line,
+                    row.id,
+                    f,
+                    f"differs from variant {rows[0].id} (only id and instruction may)",
+                )
     for row in rows:
         r = row.record
-        golden = r.get("golden") if isinstance(r.get("golden"), dict) else {}
-        calls = golden.get("calls") if isinstance(golden.get("calls"), list) else []
+        raw_golden = r.get("golden")
+        golden: dict[str, Any] = raw_golden if isinstance(raw_golden, dict) else {}
+        raw_calls = golden.get("calls")
+        calls: list[Any] = raw_calls if isinstance(raw_calls, list) else []
         tools = tuple(c.get("tool") for c in calls if isinstance(c, dict))
         if r.get("dimension") != spec.dimension:
             yield row.line, row.id, "dimension", f"category {name!r} belongs to {spec.dimension}"
         if tools != spec.tools:
-            yield row.line, row.id, "golden.calls", f"tool sequence {list(tools)} != spec {list(spec.tools)}"
+            yield (
+                row.line,
+                row.id,
+                "golden.calls",
+                f"tool sequence {list(tools)} != spec {list(spec.tools)}",
+            )
         if golden.get("order_sensitive") != spec.order_sensitive:
             yield row.line, row.id, "golden.order_sensitive", f"spec says {spec.order_sensitive}"
         if r.get("negative") != spec.negative:
@@ -330,8 +363,6 @@ def require_valid_suite(path: Path, domain: Domain | None = None) -> tuple[Case,
     if problems:
         shown = "; ".join(str(p) for p in problems[:3])
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
-        raise UserError(
-            f"invalid case suite: {shown}{more}; run `traceladder cases validate {path}`"
-        )
+        raise UserError(f"invalid case suite: {shown}{more}; run `traceladder cases validate {path}`")
     lines = path.read_text(encoding="utf-8").splitlines()
     return tuple(Case.from_record(json.loads(line)) for line in lines)

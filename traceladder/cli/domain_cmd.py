@@ -34,9 +34,7 @@ def run_validate(args: argparse.Namespace) -> int:
     else:
         missing = [n for n in RETAIL_DATA_FILES if not (args.data_dir / n).is_file()]
         if missing:
-            raise UserError(
-                f"{args.data_dir} lacks {', '.join(missing)}; copy the data files there"
-            )
+            raise UserError(f"{args.data_dir} lacks {', '.join(missing)}; copy the data files there")
         files = {n: (args.data_dir / n).read_bytes() for n in RETAIL_DATA_FILES}
     problems = validate_retail_files(files)
     for problem in problems:

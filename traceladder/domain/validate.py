@@ -42,17 +42,13 @@ def validate_domain(domain: Domain, *, expected_tools: int | None = None) -> lis
     """Every violation of the tool and whitelist contract, as readable one-line messages."""
     problems: list[str] = []
     if expected_tools is not None and len(domain.tools) != expected_tools:
-        problems.append(
-            f"tools: expected exactly {expected_tools} tools, found {len(domain.tools)}"
-        )
+        problems.append(f"tools: expected exactly {expected_tools} tools, found {len(domain.tools)}")
     seen: set[str] = set()
     for index, tool in enumerate(domain.tools):
         label = f"tools[{index}]"
         for err in _TOOL_SHAPE.iter_errors(tool):
             where = "/".join(str(p) for p in err.absolute_path)
-            problems.append(
-                f"{label}: not a valid OpenAI function tool at {where!r}: {err.message}"
-            )
+            problems.append(f"{label}: not a valid OpenAI function tool at {where!r}: {err.message}")
         fn = tool.get("function") if isinstance(tool, dict) else None
         if not isinstance(fn, dict):
             continue

@@ -22,9 +22,7 @@ Args = dict[str, Any]
 class RetailSandbox:
     """A fresh dry-run world for one case. `action_id`s are ACT-001, ACT-002, … in request order."""
 
-    def __init__(
-        self, fixtures: dict[str, Any], policy: dict[str, Any], schemas: dict[str, Any]
-    ) -> None:
+    def __init__(self, fixtures: dict[str, Any], policy: dict[str, Any], schemas: dict[str, Any]) -> None:
         self._fx = fixtures
         self._policy = policy
         self._validators = {
@@ -127,9 +125,7 @@ class RetailSandbox:
         topic = a.get("topic")
         if topic is None:
             return _ok(self._policy)
-        return _ok(
-            {"return_window_days": self._policy["return_window_days"], topic: self._policy[topic]}
-        )
+        return _ok({"return_window_days": self._policy["return_window_days"], topic: self._policy[topic]})
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -188,9 +184,7 @@ class RetailSandbox:
                     f"only {line['quantity']} of {wanted['item_id']} were ordered",
                 )
             if not self._products[line["product_id"]]["returnable"]:
-                return ToolOutcome.error(
-                    "precondition_failed", f"item {wanted['item_id']} is not returnable"
-                )
+                return ToolOutcome.error("precondition_failed", f"item {wanted['item_id']} is not returnable")
         if "pickup_date" in a and date.fromisoformat(a["pickup_date"]) <= self._today:
             return ToolOutcome.error("precondition_failed", "pickup_date must be in the future")
         return self._create("request_return", a)
@@ -255,12 +249,8 @@ class RetailSandbox:
             return ToolOutcome.error(
                 "action_already_resolved", f"action {entry.action_id} is already {entry.status}"
             )
-        self._actions[entry.action_id] = LedgerEntry(
-            entry.action_id, entry.tool, entry.arguments, status
-        )
-        return ToolOutcome(
-            True, {"action_id": entry.action_id, "status": status, "action": entry.tool}
-        )
+        self._actions[entry.action_id] = LedgerEntry(entry.action_id, entry.tool, entry.arguments, status)
+        return ToolOutcome(True, {"action_id": entry.action_id, "status": status, "action": entry.tool})
 
 
 def _ok(payload: dict[str, Any]) -> ToolOutcome:

@@ -1,0 +1,115 @@
+"""Small real HTTP servers on 127.0.0.1 for end-to-end tests: an OpenAI-compatible model that
+wraps the simulated model (with scripted failures), and an OTLP/HTTP trace collector."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from traceladder.agent.sim import SimModel, SimSpec
+from traceladder.cases import load_cases
+from traceladder.domain.retail import load_retail_domain
+
+
+@contextmanager
+def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class ModelServer:
+    """/v1/chat/completions backed by sim:oracle. `failures` is a list of statuses returned (in
+    order) before the first success; instructions in `always_fail` get 500 forever. Error bodies
+    echo the Authorization header, like a careless proxy would, to prove we never repeat them."""
+
+    def __init__(self, failures: list[int] | None = None, always_fail: set[str] | None = None) -> None:
+        self.failures = list(failures or [])
+        self.always_fail = always_fail or set()
+        self.requests: list[dict[str, Any]] = []
+        self.sim = SimModel(SimSpec("oracle", frozenset()), load_cases(), load_retail_domain())
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def running(self) -> Iterator[str]:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                instruction = next(m["content"] for m in body["messages"] if m["role"] == "user")
+                with outer.lock:
+                    outer.requests.append(body)
+                    failure = outer.failures.pop(0) if outer.failures else None
+                if instruction in outer.always_fail:
+                    failure = 500
+                if failure:
+                    echo = {"error": {"message": f"upstream failed for {self.headers.get('Authorization')}"}}
+                    self._reply(failure, echo, {"Retry-After": "0"})
+                    return
+                status, payload, headers = outer.sim.respond(body)
+                self._reply(status, payload, headers)
+
+            def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        with _serve(Handler) as server:
+            yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+class OtlpCollector:
+    """POST /v1/traces (protobuf), decoded with the official proto classes."""
+
+    def __init__(self) -> None:
+        self.requests: list[ExportTraceServiceRequest] = []
+
+    def span_names(self) -> list[str]:
+        return [
+            span.name
+            for request in self.requests
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        ]
+
+    @contextmanager
+    def running(self) -> Iterator[str]:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                data = self.rfile.read(int(self.headers["Content-Length"]))
+                message = ExportTraceServiceRequest()
+                message.ParseFromString(data)
+                outer.requests.append(message)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        with _serve(Handler) as server:
+            yield f"http://127.0.0.1:{server.server_address[1]}"

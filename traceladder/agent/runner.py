@@ -1,0 +1,217 @@
+"""The suite runner: validate, record the run, run cases concurrently, keep every finished case.
+
+Each finished case is durable on its own: its spans are flushed to the store and its `case_runs`
+row committed before the next progress tick. Ctrl-C marks the run `interrupted`; a kill -9 leaves
+it `running`, which the next writer to open the store turns into `interrupted` (DuckDB's single
+writer lock proves the old process is gone). `--resume RUN_ID` runs only what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator
+
+from traceladder.agent.client import ModelChoice, base_url_host, build_client
+from traceladder.agent.config import AgentConfig
+from traceladder.agent.loop import AgentOutcome, run_case
+from traceladder.cases.hashes import input_hashes
+from traceladder.cases.loader import shipped_suite_path
+from traceladder.cases.model import Case
+from traceladder.cases.validator import require_valid_suite
+from traceladder.domain.base import Domain
+from traceladder.errors import UserError
+from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
+from traceladder.storage.db import Store
+from traceladder.storage.exporter import DuckDBSpanExporter
+
+ProgressFn = Callable[[int, int, str, str], None]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    case_ids: tuple[str, ...] = ()
+    dimensions: tuple[str, ...] = ()
+    repeat: int = 1
+    concurrency: int = 4
+    resume: str | None = None
+    cases_path: Path | None = None
+    sim_delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    status: str
+    finished: int
+    total: int
+    agent_errors: int
+
+
+def select_cases(cases: Sequence[Case], case_ids: Sequence[str], dimensions: Sequence[str]) -> list[Case]:
+    known = {c.id for c in cases}
+    unknown = [cid for cid in case_ids if cid not in known]
+    if unknown:
+        raise UserError(f"unknown case {', '.join(unknown)}; list ids with `traceladder cases coverage`")
+    bad_dims = [d for d in dimensions if d not in {"D1", "D2", "D3", "D4"}]
+    if bad_dims:
+        raise UserError(f"unknown dimension {', '.join(bad_dims)}; use D1, D2, D3 or D4")
+    return [
+        c for c in cases
+        if (not case_ids or c.id in case_ids) and (not dimensions or c.dimension in dimensions)
+    ]  # fmt: skip
+
+
+def new_run_id() -> str:
+    return f"run-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+def run_suite(
+    store: Store,
+    choice: ModelChoice,
+    config: AgentConfig,
+    options: RunOptions,
+    *,
+    domain: Domain,
+    progress: ProgressFn | None = None,
+    id_generator: IdGenerator | None = None,
+    extra_exporters: tuple[SpanExporter, ...] = (),
+) -> RunSummary:
+    """Run (or resume) a suite into the store. Case FAIL and agent errors are outcomes, not
+    exceptions; a `UserError` means nothing was run."""
+    suite_path = options.cases_path or shipped_suite_path()
+    cases = require_valid_suite(suite_path, domain)  # before any model request
+    hashes = input_hashes(suite_path.read_bytes(), domain, config.recorded())
+    if options.resume:
+        run_id, selection = _resume(store, options.resume, choice, hashes)
+        selected = [c for c in cases if c.id in selection["case_ids"]]
+        repeat = int(selection["repeat"])
+    else:
+        selected = select_cases(cases, options.case_ids, options.dimensions)
+        repeat = options.repeat
+        run_id = new_run_id()
+        _create_run(store, run_id, choice, config, hashes, suite_path, selected, repeat)
+    done = {
+        (r[0], r[1])
+        for r in store.fetchall("SELECT case_id, repeat_index FROM case_runs WHERE run_id = ?", [run_id])
+    }
+    jobs = [(c, k) for k in range(repeat) for c in selected if (c.id, k) not in done]
+    total = len(selected) * repeat
+    client, endpoint, sim = build_client(choice, config, cases, domain, sim_delay_s=options.sim_delay_s)
+    provider = make_tracer_provider(
+        DuckDBSpanExporter(store), id_generator=id_generator, extra_exporters=extra_exporters
+    )
+    tracer = provider.get_tracer(TRACER_NAME)
+    finished, errors = len(done), 0
+
+    def one(case: Case, repeat_index: int) -> AgentOutcome:
+        try:
+            outcome = run_case(
+                case, domain=domain, sandbox=domain.new_sandbox(), client=client, config=config,
+                endpoint=endpoint, tracer=tracer, run_id=run_id, repeat_index=repeat_index,
+            )  # fmt: skip
+        except Exception as exc:  # a bug must cost one case, never the batch
+            outcome = AgentOutcome(
+                "", "error", "internal_error", f"{type(exc).__name__}: {exc}", 0, None, 0, 0, 0.0
+            )
+        provider.force_flush()  # the case's spans are in the store before its row says "done"
+        label = sim.label(case.id) if sim else None
+        _record_case(store, run_id, case, repeat_index, outcome, label)
+        return outcome
+
+    status = "complete"
+    pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="case")
+    pending: dict[Future[AgentOutcome], Case] = {}
+    try:
+        for case, k in jobs:
+            pending[pool.submit(one, case, k)] = case
+        while pending:
+            ready, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in ready:
+                case = pending.pop(future)
+                outcome = future.result()
+                finished += 1
+                errors += outcome.status == "error"
+                if progress:
+                    progress(finished, total, case.id, outcome.status)
+    except KeyboardInterrupt:
+        status = "interrupted"
+        pool.shutdown(wait=True, cancel_futures=True)  # running cases finish and are kept
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        provider.force_flush()
+        provider.shutdown()
+        store.execute(
+            "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+            [status, datetime.now(UTC).replace(tzinfo=None), run_id],
+        )
+    return RunSummary(run_id, status, finished, total, errors)
+
+
+def _create_run(
+    store: Store, run_id: str, choice: ModelChoice, config: AgentConfig, hashes: dict[str, str],
+    suite_path: Path, selected: list[Case], repeat: int,
+) -> None:  # fmt: skip
+    provider = (
+        "traceladder.sim"
+        if choice.model.startswith("sim:")
+        else ("openrouter" if "openrouter" in (choice.base_url or "") else "openai")
+    )
+    selection = {"case_ids": [c.id for c in selected], "repeat": repeat}
+    store.execute(
+        "INSERT INTO runs (run_id, suite, domain, model, provider, base_url_host, config, input_hashes,"
+        " selection, cases_total, started_at, status)"
+        " VALUES (?, ?, 'retail', ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+        [
+            run_id, suite_path.name, choice.model, provider, base_url_host(choice),
+            json.dumps(config.recorded()), json.dumps(hashes), json.dumps(selection),
+            len(selected) * repeat, datetime.now(UTC).replace(tzinfo=None),
+        ],
+    )  # fmt: skip
+
+
+def _resume(
+    store: Store, run_id: str, choice: ModelChoice, hashes: dict[str, str]
+) -> tuple[str, dict[str, Any]]:
+    row = store.fetchall("SELECT model, input_hashes, selection, status FROM runs WHERE run_id = ?", [run_id])
+    if not row:
+        raise UserError(f"no run {run_id} in {store.path}; see `traceladder sql 'SELECT * FROM runs'`")
+    model, stored_hashes, selection, status = row[0]
+    if status == "complete":
+        raise UserError(f"run {run_id} is already complete; nothing to resume")
+    if model != choice.model:
+        raise UserError(f"run {run_id} used model {model!r}; resume it with --model {model}")
+    stored = json.loads(stored_hashes)
+    changed = [k for k in stored if stored[k] != hashes.get(k) and k != "inputs"]
+    if changed:
+        raise UserError(f"cannot resume {run_id}: inputs changed since it started ({', '.join(changed)})")
+    store.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
+    return run_id, json.loads(selection)
+
+
+def _record_case(
+    store: Store,
+    run_id: str,
+    case: Case,
+    repeat_index: int,
+    outcome: AgentOutcome,
+    label: dict[str, Any] | None,
+) -> None:
+    store.execute(
+        "INSERT OR REPLACE INTO case_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            run_id, case.id, repeat_index, outcome.trace_id or None, case.dimension, outcome.status,
+            outcome.error_type, outcome.error_message, outcome.steps, outcome.final_text,
+            outcome.latency_ms, outcome.input_tokens, outcome.output_tokens,
+            json.dumps(label) if label else None, datetime.now(UTC).replace(tzinfo=None),
+        ],
+    )  # fmt: skip

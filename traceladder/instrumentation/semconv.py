@@ -1,0 +1,52 @@
+"""The OpenTelemetry GenAI attribute names we emit and read, pinned to one conventions version.
+
+We define our own constants rather than importing `opentelemetry.semconv._incubating`: since 0.65b0
+every gen_ai name there is marked deprecated ("moved to semantic-conventions-genai"), and enum
+calls warn, which breaks code run under `-W error`.
+"""
+
+from typing import Final
+
+# semantic-conventions v1.41.1 (the last in-repo GenAI release); the execute_tool span and the
+# tool-call attributes are unchanged in semantic-conventions-genai as of 2026-08.
+CONVENTIONS_VERSION: Final = "otel-genai/1.41.1"
+
+OPERATION_NAME: Final = "gen_ai.operation.name"
+PROVIDER_NAME: Final = "gen_ai.provider.name"
+SYSTEM_LEGACY: Final = "gen_ai.system"  # <= 1.36; read from foreign traces only
+AGENT_NAME: Final = "gen_ai.agent.name"
+AGENT_ID: Final = "gen_ai.agent.id"
+CONVERSATION_ID: Final = "gen_ai.conversation.id"
+REQUEST_MODEL: Final = "gen_ai.request.model"
+REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
+RESPONSE_MODEL: Final = "gen_ai.response.model"
+RESPONSE_ID: Final = "gen_ai.response.id"
+RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+INPUT_MESSAGES: Final = "gen_ai.input.messages"
+OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+ERROR_TYPE: Final = "error.type"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+
+OP_CHAT: Final = "chat"
+OP_EXECUTE_TOOL: Final = "execute_tool"
+OP_INVOKE_AGENT: Final = "invoke_agent"
+
+# Our own namespace (not part of the conventions).
+RUN_ID: Final = "traceladder.run.id"
+CASE_ID: Final = "traceladder.case.id"
+CASE_DIMENSION: Final = "traceladder.case.dimension"
+CASE_REPEAT: Final = "traceladder.case.repeat"
+AGENT_STATUS: Final = "traceladder.agent.status"
+AGENT_STEPS: Final = "traceladder.agent.steps"
+TOOL_ERROR: Final = "traceladder.tool.error"
+CONVENTIONS: Final = "traceladder.conventions"
