@@ -11,6 +11,7 @@ from traceladder.agent.client import ModelChoice, announce_default, choose_model
 from traceladder.agent.config import AgentConfig, RetryPolicy
 from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary, run_suite
 from traceladder.cli.common import add_db_option, db_path
+from traceladder.cli.report_cmd import evaluate_and_report
 from traceladder.domain.base import Domain
 from traceladder.domain.retail import load_retail_domain
 from traceladder.errors import UserError
@@ -98,14 +99,15 @@ def handle(args: argparse.Namespace) -> int:
             sim_delay_s=args.sim_delay,
         )  # fmt: skip
         summary = _run_with_progress(store, choice, config, options, domain)
-        print(f"run_id={summary.run_id}")
-        print(f"db={path}")
+        report_path = None
+        if not args.no_report:
+            report_path = evaluate_and_report(store, summary.run_id, args.cases, path)
         counts = f"cases={summary.finished}/{summary.total} agent_errors={summary.agent_errors}"
         print(f"status={summary.status} {counts}")
-        if not args.no_report:
-            from traceladder.cli.report_cmd import evaluate_and_report
-
-            evaluate_and_report(store, summary.run_id, args.cases, path)
+        print(f"run_id={summary.run_id}")
+        print(f"db={path}")
+        if report_path:
+            print(f"report_path={report_path}")
     return 0
 
 

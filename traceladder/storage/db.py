@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from traceladder.errors import UserError
 from traceladder.storage.migrations import MIGRATIONS
@@ -55,10 +54,6 @@ class Store:
     def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         with self.lock:
             return self.conn.execute(sql, params).fetchall()
-
-    def fetch_arrow(self, sql: str, params: Any = None) -> pa.Table:
-        with self.lock:
-            return self.conn.execute(sql, params).to_arrow_table()
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

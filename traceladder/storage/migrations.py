@@ -85,3 +85,53 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
 ]
+
+MIGRATIONS.append(
+    (
+        "002_results_findings",
+        """
+        CREATE TABLE results (
+            run_id VARCHAR NOT NULL,
+            case_id VARCHAR NOT NULL,
+            repeat_index INTEGER NOT NULL,
+            trace_id VARCHAR,
+            dimension VARCHAR,
+            verdict VARCHAR NOT NULL,
+            failure_class VARCHAR,
+            settled_at INTEGER,
+            rung1_status VARCHAR,
+            rung1_score DOUBLE,
+            rung2_status VARCHAR,
+            rung2_recall DOUBLE,
+            rung2_precision DOUBLE,
+            rung3_status VARCHAR,
+            rung3_strict DOUBLE,
+            rung3_unordered DOUBLE,
+            rung3_subset DOUBLE,
+            rung3_superset DOUBLE,
+            rung4_status VARCHAR,
+            rung4_positional DOUBLE,
+            rung4_optimal DOUBLE,
+            explanation VARCHAR,
+            evidence JSON,
+            evaluator_version VARCHAR NOT NULL,
+            evaluated_at TIMESTAMP
+        );
+        CREATE TABLE findings (
+            run_id VARCHAR NOT NULL,
+            case_id VARCHAR NOT NULL,
+            repeat_index INTEGER NOT NULL,
+            trace_id VARCHAR,
+            rung INTEGER NOT NULL,
+            code VARCHAR NOT NULL,
+            tool VARCHAR,
+            param VARCHAR,
+            expected VARCHAR,
+            actual VARCHAR,
+            message VARCHAR,
+            ordinal INTEGER,
+            evaluator_version VARCHAR NOT NULL
+        );
+        """,
+    )
+)

@@ -1,0 +1,154 @@
+"""Evaluation throughput: `evaluate` end to end (read + all rungs + verdict + write) on a store of
+synthetic traces, against a naive baseline measured in the same run.
+
+The naive baseline does what a straightforward implementation does: one query per trace for its
+tool calls, and `jsonschema.validate()` for every call. It is timed on a sample (it is far too slow
+for the full set) and reported as a rate.
+
+    python bench/evaluate_throughput.py [--traces 100000] [--naive-sample 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import jsonschema
+import pyarrow as pa
+
+from traceladder.cases import load_cases
+from traceladder.domain.retail import load_retail_domain
+from traceladder.evaluators.judge import JudgeContext, judge_case
+from traceladder.evaluators.types import Call
+from traceladder.storage import Store
+from traceladder.storage.results import evaluate_store
+from traceladder.storage.spans import SPAN_SCHEMA
+
+
+def synthesize(store: Store, n: int, seed: int = 7) -> None:
+    """n traces of 2-6 calls: golden calls with random perturbations and extra reads."""
+    rng = random.Random(seed)
+    cases = [c for c in load_cases() if c.calls]
+    span_cols: dict[str, list] = {name: [] for name in SPAN_SCHEMA.names}
+    calls: dict[str, list] = {
+        k: [] for k in ("trace_id", "span_id", "ordinal", "tool_name", "arguments_raw", "status", "result")
+    }
+    reads = [
+        ("get_user", {"user_id": "U101"}),
+        ("list_orders", {"user_id": "U102"}),
+        ("get_return_policy", {}),
+        ("get_order", {"order_id": "W444"}),
+    ]
+    for t in range(n):
+        case = rng.choice(cases)
+        trace = f"{t:032x}"
+        attrs = json.dumps(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "traceladder.case.id": case.id,
+                "traceladder.run.id": "bench",
+            }
+        )
+        row = dict.fromkeys(SPAN_SCHEMA.names)
+        row.update(trace_id=trace, span_id=f"{t:016x}", name="invoke_agent bench", kind="INTERNAL", start_ns=t, end_ns=t + 1,
+                   status_code="UNSET", attributes=attrs, events="[]", resource="{}", source="bench", operation="invoke_agent")  # fmt: skip
+        for key, value in row.items():
+            span_cols[key].append(value)
+        sequence = [(c.tool, dict(c.params)) for c in case.calls]
+        while len(sequence) < 2 or (len(sequence) < 6 and rng.random() < 0.5):
+            sequence.insert(rng.randrange(len(sequence) + 1), rng.choice(reads))
+        for ordinal, (tool, args) in enumerate(sequence, 1):
+            roll = rng.random()
+            if roll < 0.15 and args:
+                key = rng.choice(list(args))
+                args = dict(args, **{key: f"X{rng.randrange(10_000)}"})  # a wrong, often schema-invalid value
+            raw = json.dumps(args, ensure_ascii=False)
+            if roll > 0.97:
+                raw = raw[:-1]  # invalid JSON
+            calls["trace_id"].append(trace)
+            calls["span_id"].append(f"{t:08x}{ordinal:08x}")
+            calls["ordinal"].append(ordinal)
+            calls["tool_name"].append(tool)
+            calls["arguments_raw"].append(raw)
+            calls["status"].append("ok")
+            calls["result"].append('{"action_id": "ACT-001"}' if tool.startswith("request_") else "{}")
+    with store.transaction() as conn:
+        conn.register("s", pa.table(span_cols, schema=SPAN_SCHEMA))
+        conn.register("c", pa.table(calls))
+        conn.execute(f"INSERT INTO spans ({', '.join(SPAN_SCHEMA.names)}) SELECT * FROM s")
+        conn.execute(
+            "INSERT INTO tool_calls (trace_id, span_id, ordinal, tool_name, arguments_raw, arguments, status, result) "
+            "SELECT trace_id, span_id, ordinal, tool_name, arguments_raw, try_cast(arguments_raw AS JSON), status, result FROM c"
+        )
+        conn.unregister("s")
+        conn.unregister("c")
+
+
+def naive(store: Store, sample: int, domain) -> float:
+    """One query per trace; jsonschema.validate per call; same judge afterwards."""
+    cases = {c.id: c for c in load_cases()}
+    units = store.fetchall(
+        "SELECT trace_id, attributes->>'$.\"traceladder.case.id\"' FROM spans WHERE operation = 'invoke_agent' LIMIT ?",
+        [sample],
+    )
+    ctx = JudgeContext.from_domain(domain)
+    start = time.perf_counter()
+    for trace_id, case_id in units:
+        rows = store.fetchall(
+            "SELECT ordinal, tool_name, arguments_raw, status, result FROM tool_calls WHERE trace_id = ? ORDER BY ordinal",
+            [trace_id],
+        )
+        calls = []
+        for ordinal, tool, raw, status, result in rows:
+            try:
+                args, parsed = json.loads(raw), True
+            except ValueError:
+                args, parsed = None, False
+            schema = domain.tool_schema(tool)
+            if schema and parsed:
+                with contextlib.suppress(jsonschema.ValidationError):
+                    jsonschema.validate(args, schema, format_checker=jsonschema.FormatChecker())
+            calls.append(Call(tool, args, raw, status == "ok", json.loads(result), ordinal, parsed))
+        judge_case(cases[case_id], calls, ctx)
+    return len(units) / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--traces", type=int, default=100_000)
+    parser.add_argument("--naive-sample", type=int, default=1000)
+    args = parser.parse_args()
+    domain = load_retail_domain()
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.duckdb") as store:
+        start = time.perf_counter()
+        synthesize(store, args.traces)
+        made = time.perf_counter() - start
+        n_calls = store.fetchall("SELECT count(*) FROM tool_calls")[0][0]
+        print(f"traces={args.traces} tool_calls={n_calls} (synthesised in {made:.1f}s)")
+        ctx = JudgeContext.from_domain(domain)
+        start = time.perf_counter()
+        evaluate_store(store, load_cases(), JudgeContext.from_domain(domain), workers=1)
+        serial = time.perf_counter() - start
+        start = time.perf_counter()
+        summary = evaluate_store(store, load_cases(), ctx)
+        ours = time.perf_counter() - start
+        print(f"evaluate_one_process_s={serial:.2f} traces_per_s={summary.units / serial:,.0f}")
+        verdicts = dict(store.fetchall("SELECT verdict, count(*) FROM results GROUP BY 1"))
+        findings = store.fetchall("SELECT count(*) FROM findings")[0][0]
+        print(
+            f"evaluate_end_to_end_s={ours:.2f} (default: up to min(cores, 4) worker processes) traces_per_s={summary.units / ours:,.0f} verdicts={verdicts} findings={findings}"
+        )
+        naive_rate = naive(store, args.naive_sample, domain)
+        print(
+            f"naive_traces_per_s={naive_rate:,.0f} (sample of {args.naive_sample}: per-trace query + jsonschema.validate)"
+        )
+        print(f"speedup_vs_naive={summary.units / ours / naive_rate:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""Evaluation from the store, reports, and the judge's own correctness (oracle, selfcheck)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import duckdb
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from tests.conftest import cli
+from traceladder.agent.selfcheck import compare_labels, selfcheck
+from traceladder.storage import DuckDBSpanExporter, Store
+
+
+def query(db, sql, params=None):
+    with duckdb.connect(str(db), read_only=True) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("oracle")
+    db = folder / "store.duckdb"
+    result = cli("run", "--model", "sim:oracle", "--db", str(db))
+    assert result.returncode == 0, result.stderr
+    lines = dict(
+        line.split("=", 1)
+        for line in result.stdout.splitlines()
+        if "=" in line and " " not in line.split("=")[0]
+    )
+    return db, lines, result
+
+
+def test_oracle_run_is_72_of_72_pass(oracle_run):
+    db, lines, result = oracle_run
+    assert set(lines) >= {"run_id", "db", "report_path"}
+    report = json.loads(Path(lines["report_path"]).read_text(encoding="utf-8"))
+    s = report["summary"]
+    assert s["verdict_counts"] == {"PASS": 72, "FAIL": 0, "SKIP": 0, "AGENT_ERROR": 0}
+    assert s["scored_count"] == 72 and s["accuracy"] == 1.0
+    assert {d: b["accuracy"] for d, b in s["dimensions"].items()} == {
+        "D1": 1.0,
+        "D2": 1.0,
+        "D3": 1.0,
+        "D4": 1.0,
+    }
+    assert "accuracy 100.0%" in result.stdout
+
+
+def test_report_formats(oracle_run, tmp_path):
+    db, lines, _ = oracle_run
+    as_json = cli("report", lines["run_id"], "--db", str(db), "--format", "json")
+    report = json.loads(as_json.stdout)
+    assert set(report["summary"]) >= {
+        "verdict_counts", "scored_count", "accuracy", "dimensions", "taxonomy_counts", "top_failures",
+        "worst_tools", "top_worst_tools", "mean_rung_scores",
+    }  # fmt: skip
+    case = next(r for r in report["results"] if r["case_id"] == "fc-d4-001")
+    assert [c["tool"] for c in case["actual"]] == ["request_cancel", "confirm_action"]
+    assert case["golden"][1]["param_rules"] == {"action_id": "any"}
+    assert [r["rung"] for r in case["rungs"]] == [1, 2, 3, 4]
+    junit = cli("report", "--db", str(db), "--format", "junit", "--output", str(tmp_path / "j.xml"))
+    assert junit.returncode == 0
+    suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "72" and suite.get("failures") == "0"
+    text = cli("report", "--db", str(db))
+    assert "Verdicts by dimension" in text.stdout and "D4" in text.stdout
+
+
+def test_faulty_report_explains_failures(tmp_path):
+    db = tmp_path / "f.duckdb"
+    result = cli("run", "--model", "sim:faulty", "--seed", "2", "--db", str(db))
+    assert result.returncode == 0
+    report = json.loads(cli("report", "--db", str(db), "--format", "json").stdout)
+    s = report["summary"]
+    assert (
+        s["verdict_counts"]["FAIL"] > 0 and sum(s["taxonomy_counts"].values()) == s["verdict_counts"]["FAIL"]
+    )
+    failed = [r for r in report["results"] if r["verdict"] == "FAIL"]
+    assert all(r["explanation"].startswith("FAIL at rung") and r["findings"] for r in failed)
+    junit = ET.fromstring(cli("report", "--db", str(db), "--format", "junit").stdout)
+    failures = junit.findall(".//failure")
+    assert len(failures) == s["verdict_counts"]["FAIL"]
+    assert all(f.get("message", "").startswith("FAIL at rung") for f in failures)
+    errors = junit.findall(".//error")
+    assert len(errors) == s["verdict_counts"]["AGENT_ERROR"]
+
+
+def test_re_evaluation_replaces_results(oracle_run, tmp_path):
+    db, lines, _ = oracle_run
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    for _ in range(2):
+        assert cli("evaluate", "--db", str(copy), "--run", lines["run_id"]).returncode == 0
+    assert query(copy, "SELECT count(*), count(DISTINCT case_id) FROM results") == [(72, 72)]
+    result = cli("evaluate", "--db", str(copy), "--run", "run-nope")
+    assert result.returncode == 2 and "no traces of run run-nope" in result.stderr
+
+
+def test_traces_from_elsewhere_are_judged(tmp_path):
+    """Spans from another agent, tagged with a case id, judged with the same code."""
+    db = tmp_path / "x.duckdb"
+    with Store(db) as store:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(DuckDBSpanExporter(store, source="otlp")))
+        tracer = provider.get_tracer("someone-elses-agent")
+        for case_id, order in (("fc-d1-001", "W441"), ("fc-d1-002", "W499")):
+            root = {"traceladder.case.id": case_id, "traceladder.run.id": "prod-sample"}
+            with tracer.start_as_current_span("agent turn", attributes=root):
+                tool = {
+                    "gen_ai.tool.name": "get_order",
+                    "gen_ai.tool.call.arguments": json.dumps({"order_id": order}),
+                }
+                with tracer.start_as_current_span("tools/call get_order", attributes=tool):
+                    pass
+        provider.shutdown()
+    assert cli("evaluate", "--db", str(db)).returncode == 0
+    rows = query(db, "SELECT run_id, case_id, verdict, failure_class FROM results ORDER BY case_id")
+    assert rows == [
+        ("prod-sample", "fc-d1-001", "PASS", None),
+        ("prod-sample", "fc-d1-002", "FAIL", "PARAM_HALLUCINATED_ID"),
+    ]
+    assert query(db, "SELECT convention FROM tool_calls LIMIT 1") == [("otel_genai",)]
+
+
+def test_selfcheck_cli_reports_zero_misjudgments():
+    result = cli("selfcheck", "--seeds", "11,12")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "misjudgment_rate=0.0000 (0/144)" in result.stdout
+
+
+def test_selfcheck_catches_a_disagreement(tmp_path, retail):
+    with Store(tmp_path / "s.duckdb") as store:
+        check = selfcheck(store, retail, [5])
+        assert check.disagreements == () and check.judged == 72
+        run_id = store.fetchall("SELECT run_id FROM runs")[0][0]
+        store.execute(
+            'UPDATE case_runs SET expected_label = \'{"fault": "x", "verdict": "PASS", "failure_class": null}\' '
+            "WHERE case_id = 'fc-d2-001'"
+        )
+        tampered = compare_labels(store, [run_id])
+    assert [d.case_id for d in tampered.disagreements] == ["fc-d2-001"]
+    assert tampered.misjudgment_rate > 0
+
+
+def test_report_without_results_is_a_clear_error(tmp_path):
+    db = tmp_path / "n.duckdb"
+    assert (
+        cli("run", "--model", "sim:oracle", "--case", "fc-d1-001", "--db", str(db), "--no-report").returncode
+        == 0
+    )
+    result = cli("report", "--db", str(db))
+    assert result.returncode == 2 and "has no results" in result.stderr
+    result = cli("report", "--db", str(tmp_path / "missing.duckdb"))
+    assert result.returncode == 2 and "no store at" in result.stderr
+
+
+def test_parallel_judging_equals_serial(tmp_path, retail):
+    """The process pool is an optimisation only: identical rows to judging in-process."""
+    from traceladder.cases import load_cases
+    from traceladder.evaluators.judge import JudgeContext
+    from traceladder.storage.judging import Judges
+    from traceladder.storage.results import read_call_table, read_units
+
+    db = tmp_path / "p.duckdb"
+    assert cli("run", "--model", "sim:faulty", "--seed", "4", "--db", str(db), "--no-report").returncode == 0
+    cases = {c.id: c for c in load_cases()}
+    ctx = JudgeContext.from_domain(retail)
+    with Store(db) as store:
+        units = read_units(store, None)
+        calls = read_call_table(store, units)
+    outputs = []
+    for workers in (1, 2):
+        with Judges(ctx, cases, workers=workers, min_parallel=0) as judges:
+            judges.submit(units, calls)
+            tables = list(judges.results())
+        outputs.append(tables)
+    serial, parallel = outputs
+    assert len(parallel) == 2  # really split over two workers
+    drop = ["evaluated_at"]
+    import pyarrow as pa
+
+    serial_rows = serial[0][0].drop_columns(drop).to_pylist()
+    parallel_rows = pa.concat_tables([t[0] for t in parallel]).drop_columns(drop).to_pylist()
+    assert parallel_rows == serial_rows
+    assert pa.concat_tables([t[1] for t in parallel]).to_pylist() == serial[0][1].to_pylist()

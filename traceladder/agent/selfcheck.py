@@ -1,0 +1,79 @@
+"""`selfcheck`: the judge's own misjudgment rate, measured against the simulator's labels.
+
+Runs `sim:faulty` over the suite with several seeds (each case gets one injected fault whose
+correct verdict and failure class are known), evaluates, and compares. The automated form of
+seed 1's human calibration: any disagreement is a judge (or label) bug.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from traceladder.agent.client import choose_model
+from traceladder.agent.config import AgentConfig
+from traceladder.agent.runner import RunOptions, run_suite
+from traceladder.cases.loader import load_cases
+from traceladder.domain.base import Domain
+from traceladder.evaluators.judge import JudgeContext
+from traceladder.storage.db import Store
+from traceladder.storage.results import evaluate_store
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    run_id: str
+    case_id: str
+    fault: str
+    expected: str
+    actual: str
+    explanation: str
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    judged: int
+    disagreements: tuple[Disagreement, ...]
+    faults: dict[str, int]
+
+    @property
+    def misjudgment_rate(self) -> float:
+        return len(self.disagreements) / self.judged if self.judged else 0.0
+
+
+def selfcheck(
+    store: Store, domain: Domain, seeds: Sequence[int], cases_path: Path | None = None
+) -> SelfCheck:
+    choice = choose_model("sim:faulty", None)
+    run_ids = []
+    for seed in seeds:
+        config = AgentConfig(model=choice.model, sim_seed=seed)
+        options = RunOptions(cases_path=cases_path, concurrency=4)
+        run_ids.append(run_suite(store, choice, config, options, domain=domain).run_id)
+    ctx = JudgeContext.from_domain(domain)
+    cases = load_cases(cases_path)
+    for run_id in run_ids:
+        evaluate_store(store, cases, ctx, run_id=run_id)
+    return compare_labels(store, run_ids)
+
+
+def compare_labels(store: Store, run_ids: Sequence[str]) -> SelfCheck:
+    """Compare stored results with the simulator's labels for these runs."""
+    rows = store.fetchall(
+        "SELECT r.run_id, r.case_id, cr.expected_label, r.verdict, r.failure_class, r.explanation "
+        "FROM results r JOIN case_runs cr USING (trace_id) WHERE r.run_id IN (SELECT unnest(?)) "
+        "ORDER BY r.run_id, r.case_id",
+        [run_ids],
+    )
+    disagreements: list[Disagreement] = []
+    faults: dict[str, int] = {}
+    for run_id, case_id, raw_label, verdict, failure_class, explanation in rows:
+        label = json.loads(raw_label)
+        faults[label["fault"]] = faults.get(label["fault"], 0) + 1
+        want = f"{label['verdict']}/{label['failure_class']}"
+        got = f"{verdict}/{failure_class}"
+        if want != got:
+            disagreements.append(Disagreement(run_id, case_id, label["fault"], want, got, explanation))
+    return SelfCheck(len(rows), tuple(disagreements), dict(sorted(faults.items())))

@@ -1,0 +1,44 @@
+"""`traceladder selfcheck`: measure the judge's misjudgment rate on labelled simulated faults."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from traceladder.agent.selfcheck import selfcheck
+from traceladder.domain.retail import load_retail_domain
+from traceladder.errors import UserError
+from traceladder.storage.db import Store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "selfcheck",
+        help="judge sim:faulty runs and compare every verdict with the injected fault's label",
+        description="Runs sim:faulty over the suite once per seed, evaluates, and compares each "
+        "case's verdict and failure class with the label of the fault injected. Exit 1 on any "
+        "disagreement.",
+    )
+    p.add_argument("--seeds", default="1,2,3", help="comma-separated fault seeds (default 1,2,3)")
+    p.add_argument("--db", type=Path, help="keep the runs in this store (default: a temporary one)")
+    p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: shipped)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        raise UserError(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
+    if not seeds:
+        raise UserError("--seeds needs at least one seed")
+    with tempfile.TemporaryDirectory() as tmp, Store(args.db or Path(tmp) / "selfcheck.duckdb") as store:
+        result = selfcheck(store, load_retail_domain(), seeds, args.cases)
+    print(f"selfcheck: {result.judged} case runs judged over seeds {','.join(map(str, seeds))}")
+    print("faults injected: " + ", ".join(f"{k}={v}" for k, v in result.faults.items()))
+    for d in result.disagreements:
+        where = f"{d.run_id} {d.case_id} fault={d.fault}"
+        print(f"DISAGREE {where} expected={d.expected} got={d.actual}: {d.explanation}")
+    print(f"misjudgment_rate={result.misjudgment_rate:.4f} ({len(result.disagreements)}/{result.judged})")
+    return 1 if result.disagreements else 0
