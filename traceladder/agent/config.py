@@ -33,5 +33,15 @@ class AgentConfig:
     sim_seed: int | None = None  # sim:faulty only: which faults each case gets
 
     def recorded(self) -> dict[str, Any]:
-        """The configuration as stored in `runs.config` and hashed into the run identity."""
+        """The configuration as stored in `runs.config` (everything, so a run can be resumed)."""
         return asdict(self)
+
+    def identity(self) -> dict[str, Any]:
+        """The configuration that makes two runs comparable, hashed into the input hashes.
+
+        `sim_seed` is left out: it plays the part of a real model's sampling noise, so repeated
+        runs of one configuration may differ — which is what consistency and pass^k measure.
+        `model` is left out too: runs and baselines record and compare it on its own, so a
+        different model is reported as exactly that.
+        """
+        return {k: v for k, v in asdict(self).items() if k not in ("sim_seed", "model")}

@@ -89,7 +89,7 @@ def run_suite(
     exceptions; a `UserError` means nothing was run."""
     suite_path = options.cases_path or shipped_suite_path()
     cases = require_valid_suite(suite_path, domain)  # before any model request
-    hashes = input_hashes(suite_path.read_bytes(), domain, config.recorded())
+    hashes = input_hashes(suite_path.read_bytes(), domain, config.identity())
     if options.resume:
         run_id, selection = _resume(store, options.resume, choice, hashes)
         selected = [c for c in cases if c.id in selection["case_ids"]]

@@ -1,5 +1,27 @@
 """The registry of command modules, in the order `--help` lists them."""
 
-from traceladder.cli import cases_cmd, domain_cmd, evaluate_cmd, report_cmd, run_cmd, selfcheck_cmd
+from traceladder.cli import (
+    baseline_cmd,
+    cases_cmd,
+    consistency_cmd,
+    domain_cmd,
+    evaluate_cmd,
+    gate_cmd,
+    report_cmd,
+    run_cmd,
+    selfcheck_cmd,
+    sql_cmd,
+)
 
-ALL = [run_cmd, evaluate_cmd, report_cmd, selfcheck_cmd, cases_cmd, domain_cmd]
+ALL = [
+    run_cmd,
+    evaluate_cmd,
+    report_cmd,
+    sql_cmd,
+    gate_cmd,
+    baseline_cmd,
+    consistency_cmd,
+    selfcheck_cmd,
+    cases_cmd,
+    domain_cmd,
+]

@@ -44,6 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"traceladder: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `traceladder … | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("traceladder: interrupted", file=sys.stderr)
         return 130

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -38,7 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeat", type=int, default=1, metavar="K", help="run every case K times")
     p.add_argument("--concurrency", type=int, default=4, metavar="N", help="cases in flight (default 4)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (same model and config)")
-    p.add_argument("--seed", type=int, default=0, help="sim:faulty fault seed (default 0)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="sim:faulty fault seed (env TRACELADDER_SIM_SEED; default 0)"
+    )
     p.add_argument("--max-steps", type=int, default=8, help="model requests per case (default 8)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-case timeout (default 120)")
     p.add_argument("--retry-attempts", type=int, default=4, help="attempts per model request (default 4)")
@@ -64,8 +67,18 @@ def _config_from_args(args: argparse.Namespace, model: str, base_url: str | None
         max_steps=args.max_steps,
         case_timeout_s=args.timeout,
         retry=RetryPolicy(max_attempts=args.retry_attempts, base_delay_s=args.retry_base_delay),
-        sim_seed=args.seed if model.startswith("sim:faulty") else None,
+        sim_seed=_seed(args) if model.startswith("sim:faulty") else None,
     )
+
+
+def _seed(args: argparse.Namespace) -> int:
+    if args.seed is not None:
+        return int(args.seed)
+    raw = os.environ.get("TRACELADDER_SIM_SEED", "0")
+    try:
+        return int(raw)
+    except ValueError:
+        raise UserError(f"TRACELADDER_SIM_SEED must be an integer, got {raw!r}") from None
 
 
 def _stored_config(store: Store, run_id: str) -> AgentConfig | None:

@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "case's verdict and failure class with the label of the fault injected. Exit 1 on any "
         "disagreement.",
     )
-    p.add_argument("--seeds", default="1,2,3", help="comma-separated fault seeds (default 1,2,3)")
+    p.add_argument("--seeds", default="1,2,3,4,5", help="comma-separated fault seeds (default 1,2,3,4,5)")
     p.add_argument("--db", type=Path, help="keep the runs in this store (default: a temporary one)")
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: shipped)")
     p.set_defaults(handler=handle)

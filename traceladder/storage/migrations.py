@@ -135,3 +135,31 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    (
+        "003_query_views",
+        """
+        -- The documented query surface (docs/data-model.md). Views, so they always reflect the
+        -- tables; stable names and columns, extended only by adding columns at the end.
+        CREATE VIEW failures AS
+        SELECT f.run_id, f.case_id, f.repeat_index, r.dimension, r.verdict,
+               r.failure_class AS case_failure_class, f.rung, f.code, f.tool, f.param,
+               f.expected, f.actual, f.message, f.ordinal, tc.arguments_raw AS arguments,
+               tc.result AS tool_result, f.trace_id
+        FROM findings f
+        JOIN results r USING (run_id, case_id, repeat_index)
+        LEFT JOIN tool_calls tc ON tc.trace_id = f.trace_id AND tc.ordinal = f.ordinal;
+
+        CREATE VIEW case_results AS
+        SELECT r.run_id, r.case_id, r.repeat_index, r.dimension, r.verdict, r.failure_class,
+               r.settled_at, r.rung4_optimal AS tool_call_accuracy, r.explanation,
+               cr.agent_status, cr.error_type AS agent_error, cr.steps, cr.latency_ms,
+               cr.input_tokens, cr.output_tokens, ru.model, ru.started_at AS run_started_at,
+               r.trace_id
+        FROM results r
+        LEFT JOIN case_runs cr ON cr.trace_id = r.trace_id
+        LEFT JOIN runs ru ON ru.run_id = r.run_id;
+        """,
+    )
+)

@@ -43,7 +43,10 @@ def load_report(store: Store, run_id: str, known_tools: tuple[str, ...]) -> dict
         r.pop("evaluated_at", None)
     run["evaluator_version"] = results[0]["evaluator_version"]
     findings = _dicts(
-        store, "SELECT * FROM findings WHERE run_id = ? ORDER BY case_id, repeat_index, rung", [run_id]
+        store,
+        "SELECT * FROM findings WHERE run_id = ? "
+        "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message",
+        [run_id],
     )
     for f in findings:
         f["expected"] = json.loads(f["expected"]) if f["expected"] else None

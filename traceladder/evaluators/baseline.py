@@ -1,0 +1,153 @@
+"""BaselineV1: a canonical run's report bound to its model, configuration, date and input hashes.
+
+A baseline is a small JSON file meant to be committed. Locking it requires evidence (seed 1's
+calibration, automated where it can be): at least three complete runs with identical inputs, their
+consistency record, and a review in which a person classified every FAIL of the canonical run as a
+model error, a judge error or a golden error — judge and golden errors must be zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from traceladder.cases.hashes import canonical_json, sha256
+
+REVIEW_CLASSES = ("model_error", "judge_error", "golden_error")
+MIN_RUNS = 3
+
+
+class LockRefused(Exception):
+    """The evidence does not support locking; the message says what is missing."""
+
+
+def report_sha256(report: Mapping[str, Any]) -> str:
+    return sha256(canonical_json(report))
+
+
+def review_template(run_id: str, failures: Sequence[tuple[str, int, str | None, str]]) -> dict[str, Any]:
+    """A review file listing every FAIL of a run, for a person to classify."""
+    return {
+        "schema": "ReviewV1",
+        "run_id": run_id,
+        "reviews": [
+            {
+                "case_id": c,
+                "repeat_index": k,
+                "failure_class": cls,
+                "explanation": why,
+                "classification": None,
+                "note": "",
+            }  # fmt: skip
+            for c, k, cls, why in failures
+        ],
+    }
+
+
+def check_review(review: Mapping[str, Any], run_id: str, fails: set[tuple[str, int]]) -> dict[str, int]:
+    """Counts per classification; raises LockRefused if the review does not cover every FAIL."""
+    if review.get("run_id") != run_id:
+        raise LockRefused(f"the review is for run {review.get('run_id')!r}, not the canonical run {run_id}")
+    seen: dict[tuple[str, int], str] = {}
+    for item in review.get("reviews", []):
+        key = (item.get("case_id"), int(item.get("repeat_index", 0)))
+        if item.get("classification") not in REVIEW_CLASSES:
+            raise LockRefused(
+                f"review of {key[0]}: classification must be one of {', '.join(REVIEW_CLASSES)}, "
+                f"got {item.get('classification')!r}"
+            )
+        seen[key] = item["classification"]  # type: ignore[index]
+    missing = sorted(fails - set(seen))
+    if missing:
+        raise LockRefused(
+            f"the review does not classify {len(missing)} FAIL(s): {', '.join(c for c, _ in missing)}"
+        )
+    counts = {cls: sum(1 for key, c in seen.items() if c == cls and key in fails) for cls in REVIEW_CLASSES}
+    bad = counts["judge_error"] + counts["golden_error"]
+    if bad:
+        raise LockRefused(
+            f"the review found {counts['judge_error']} judge error(s) and {counts['golden_error']} golden "
+            "error(s); fix the judge or the cases, re-run, and review again"
+        )
+    return {"fails": len(fails), **counts}
+
+
+def build_baseline(
+    run: Mapping[str, Any],
+    report: Mapping[str, Any],
+    consistency: Mapping[str, Any],
+    review_counts: Mapping[str, int],
+    *,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    s = report["summary"]
+    cases = {
+        r["case_id"]: {"verdict": r["verdict"], "failure_class": r["taxonomy"]}
+        for r in report["results"]
+        if r["repeat_index"] == 0
+    }
+    body = {
+        "schema": "BaselineV1",
+        "locked_at": (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "run_id": run["run_id"],
+        "model": run["model"],
+        "provider": run.get("provider"),
+        "base_url_host": run.get("base_url_host"),
+        "config": run.get("config"),
+        "input_hashes": run.get("input_hashes"),
+        "evaluator_version": run.get("evaluator_version"),
+        "runs": list(consistency["runs"]),
+        "summary": {
+            "case_count": s["case_count"],
+            "verdict_counts": s["verdict_counts"],
+            "scored_count": s["scored_count"],
+            "accuracy": s["accuracy"],
+            "dimensions": {d: b["accuracy"] for d, b in s["dimensions"].items()},
+            "taxonomy_counts": s["taxonomy_counts"],
+        },
+        "consistency": {
+            k: consistency[k] for k in ("mean_agreement", "flaky_cases", "pass_hat_k", "pass_at_k")
+        },
+        "review": dict(review_counts),
+        "cases": cases,
+        "report_sha256": report_sha256(report),
+    }
+    body["baseline_sha256"] = sha256(canonical_json(body))
+    return body
+
+
+def verify_self_hash(baseline: Mapping[str, Any]) -> bool:
+    body = {k: v for k, v in baseline.items() if k != "baseline_sha256"}
+    return baseline.get("baseline_sha256") == sha256(canonical_json(body))
+
+
+def comparability(baseline: Mapping[str, Any], model: str, input_hashes: Mapping[str, str]) -> list[str]:
+    """What differs between a run and the baseline that makes them incomparable (empty = fine).
+
+    Cases, model and run configuration must match. Tool schemas, prompt, fixtures and policy may
+    differ: changing them is exactly what a pull request does and what the gate measures.
+    """
+    base = baseline.get("input_hashes") or {}
+    differences = []
+    if input_hashes.get("cases") != base.get("cases"):
+        differences.append("case hash")
+    if model != baseline.get("model"):
+        differences.append(f"model ({model} vs baseline {baseline.get('model')})")
+    if input_hashes.get("run_config") != base.get("run_config"):
+        differences.append("run configuration")
+    return differences
+
+
+def check_lock_runs(runs: Sequence[Mapping[str, Any]]) -> None:
+    """At least MIN_RUNS complete runs with identical input hashes and model."""
+    if len(runs) < MIN_RUNS:
+        raise LockRefused(
+            f"locking needs at least {MIN_RUNS} complete runs; the consistency record has {len(runs)}"
+        )
+    first = runs[0]
+    for run in runs:
+        if run["status"] != "complete":
+            raise LockRefused(f"run {run['run_id']} is {run['status']}, not complete")
+        if run["input_hashes"] != first["input_hashes"] or run["model"] != first["model"]:
+            raise LockRefused(f"runs {first['run_id']} and {run['run_id']} do not have identical inputs")

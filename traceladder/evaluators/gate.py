@@ -1,0 +1,104 @@
+"""The CI gate's decision: pass rate floor and/or maximum drop against a baseline. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    exit_code: int  # 0 pass, 1 gate failed, 2 not comparable
+    reason: str
+    accuracy: float | None
+    baseline_accuracy: float | None = None
+    regressed: tuple[str, ...] = field(default=())
+    verdict_counts: Mapping[str, int] = field(default_factory=dict)
+
+
+def accuracy(verdicts: Mapping[tuple[str, int], tuple[str, Any]]) -> tuple[float | None, dict[str, int]]:
+    counts = {v: 0 for v in ("PASS", "FAIL", "SKIP", "AGENT_ERROR")}
+    for verdict, _ in verdicts.values():
+        counts[verdict] = counts.get(verdict, 0) + 1
+    scored = counts["PASS"] + counts["FAIL"]
+    return (counts["PASS"] / scored if scored else None), counts
+
+
+def decide(
+    run_id: str,
+    verdicts: Mapping[tuple[str, int], tuple[str, Any]],
+    *,
+    min_pass_rate: float | None = None,
+    baseline: Mapping[str, Any] | None = None,
+    max_drop: float = 0.0,
+    incomparable: list[str] | None = None,
+) -> GateOutcome:
+    acc, counts = accuracy(verdicts)
+    if incomparable:
+        return GateOutcome(
+            2, f"run {run_id} is not comparable with the baseline: different {', '.join(incomparable)}", acc,
+            verdict_counts=counts,
+        )  # fmt: skip
+    if acc is None:
+        return GateOutcome(1, f"gate failed: run {run_id} has no scored cases (all SKIP or AGENT_ERROR)", acc,
+                           verdict_counts=counts)  # fmt: skip
+    failures = []
+    base_acc = None
+    regressed: tuple[str, ...] = ()
+    if min_pass_rate is not None and acc < min_pass_rate:
+        failures.append(f"pass rate {acc:.1%} is below the minimum {min_pass_rate:.1%}")
+    if baseline is not None:
+        counts_base = baseline["summary"]["verdict_counts"]
+        scored_base = counts_base["PASS"] + counts_base["FAIL"]
+        # exact, from the counts: the stored accuracy is rounded for display
+        base_acc = counts_base["PASS"] / scored_base if scored_base else 0.0
+        regressed = tuple(
+            sorted(
+                case_id
+                for case_id, b in baseline.get("cases", {}).items()
+                if b["verdict"] == "PASS"
+                and any(c == case_id and v[0] != "PASS" for (c, _), v in verdicts.items())
+            )
+        )
+        drop = base_acc - acc
+        if drop > max_drop + 1e-12:
+            shown = ", ".join(regressed[:10]) + (" …" if len(regressed) > 10 else "")
+            failures.append(
+                f"pass rate {acc:.1%} dropped {drop:.1%} from the baseline's {base_acc:.1%} "
+                f"(allowed {max_drop:.1%}); regressed: {shown or 'none'}"
+            )
+    if failures:
+        return GateOutcome(
+            1, f"gate failed for {run_id}: " + "; ".join(failures), acc, base_acc, regressed, counts
+        )
+    parts = [f"pass rate {acc:.1%}"]
+    if min_pass_rate is not None:
+        parts.append(f"minimum {min_pass_rate:.1%}")
+    if base_acc is not None:
+        parts.append(f"baseline {base_acc:.1%}, allowed drop {max_drop:.1%}")
+    return GateOutcome(0, f"gate passed for {run_id}: " + ", ".join(parts), acc, base_acc, regressed, counts)
+
+
+def markdown_summary(outcome: GateOutcome, run_id: str) -> str:
+    """For $GITHUB_STEP_SUMMARY."""
+    icon = {0: "✅", 1: "❌", 2: "⚠️"}[outcome.exit_code]
+    lines = [
+        f"## {icon} traceladder gate — {run_id}",
+        "",
+        outcome.reason,
+        "",
+        "| metric | value |",
+        "|---|---|",
+        f"| pass rate | {'—' if outcome.accuracy is None else f'{outcome.accuracy:.1%}'} |",
+    ]
+    if outcome.baseline_accuracy is not None:
+        lines.append(f"| baseline pass rate | {outcome.baseline_accuracy:.1%} |")
+    for verdict, n in outcome.verdict_counts.items():
+        lines.append(f"| {verdict} | {n} |")
+    if outcome.regressed:
+        lines += [
+            "",
+            "Regressed cases (PASS in the baseline): " + ", ".join(f"`{c}`" for c in outcome.regressed),
+        ]
+    return "\n".join(lines) + "\n"
