@@ -57,7 +57,7 @@ def check_review(review: Mapping[str, Any], run_id: str, fails: set[tuple[str, i
                 f"review of {key[0]}: classification must be one of {', '.join(REVIEW_CLASSES)}, "
                 f"got {item.get('classification')!r}"
             )
-        seen[key] = item["classification"]  # type: ignore[index]
+        seen[key] = item["classification"]
     missing = sorted(fails - set(seen))
     if missing:
         raise LockRefused(

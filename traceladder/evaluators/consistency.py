@@ -28,7 +28,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 def consistency(trials: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """`trials`: case id → verdicts, one per trial. Returns the consistency record body."""
-    per_case = {}
+    per_case: dict[str, dict[str, Any]] = {}
     for case_id, verdicts in sorted(trials.items()):
         scored = [v for v in verdicts if v != "SKIP"]
         if not scored:
