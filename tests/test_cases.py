@@ -300,3 +300,16 @@ def test_input_hashes_bind_every_input(retail):
 
 def test_category_table_matches_the_suite():
     assert len(CATEGORY_SPECS) == 24
+
+
+def test_category_spec_ordering_and_whitelist_are_enforced(tmp_path):
+    rows = records()
+    chain = [r for r in rows if r["category"] == "cancel_confirm"]
+    for r in chain:
+        r["golden"]["order_sensitive"] = False
+    policy = [r for r in rows if r["category"] == "optional_policy_read"]
+    for r in policy:
+        r["golden"]["allowed_extra"] = ["get_return_policy", "get_user"]
+    found = [str(v) for v in validate_suite(write(tmp_path, rows))]
+    assert sum("golden.order_sensitive: spec says True" in m for m in found) == 3
+    assert sum("golden.allowed_extra: spec says ('get_return_policy',)" in m for m in found) == 3

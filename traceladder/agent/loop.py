@@ -184,6 +184,11 @@ def _converse(
                 chat.set_attribute(sc.ERROR_TYPE, exc.error_type)
                 kind = "timeout" if exc.error_type == "timeout" else "api_error"
                 raise AgentError(kind, str(exc)) from None
+            if time.monotonic() > deadline:  # an in-process or slow server can overrun the request timeout
+                late = f"case timeout of {config.case_timeout_s}s passed during step {step}"
+                chat.set_status(Status(StatusCode.ERROR, late))
+                chat.set_attribute(sc.ERROR_TYPE, "timeout")
+                raise AgentError("timeout", late)
             choice = response.choices[0] if response.choices else None
             message = getattr(choice, "message", None)
             content = getattr(message, "content", None)
