@@ -4,8 +4,8 @@ retry timing, --dimension and --repeat."""
 from __future__ import annotations
 
 import json
-from email.utils import format_datetime
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import httpx2
 import openai

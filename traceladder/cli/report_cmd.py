@@ -27,6 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle)
 
 
+def terminal() -> Console:
+    """The real terminal's width; piped output gets 120 columns instead of rich's 80, so the
+    explanations stay readable in CI logs."""
+    console = Console()
+    return console if console.is_terminal else Console(width=120)
+
+
 def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
@@ -46,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
         args.output.write_text(render(report, args.format), encoding="utf-8")
         print(f"report_path={args.output}")
     elif args.format == "text":
-        render_text(report, Console())
+        render_text(report, terminal())
     else:
         sys.stdout.write(render(report, args.format))
     return 0
@@ -62,7 +69,7 @@ def evaluate_and_report(store: Store, run_id: str, cases: Path | None, db: Path)
 
     evaluate(store, run_id, cases)
     report = load_report(store, run_id, load_retail_domain().tool_names)
-    render_text(report, Console())
+    render_text(report, terminal())
     path = report_path_for(db, run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(report, "json"), encoding="utf-8")
