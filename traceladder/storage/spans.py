@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanKind, StatusCode
 
 from traceladder.storage.db import Store
 from traceladder.storage.normalize import tool_columns
@@ -56,6 +57,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# Enum `.name` goes through a Python-level descriptor; a dict lookup is several times faster.
+_KIND_NAMES = {kind: kind.name for kind in SpanKind}
+_STATUS_NAMES = {code: code.name for code in StatusCode}
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 _NO_EVENTS = "[]"
 
@@ -77,6 +81,7 @@ def readable_span_columns(spans: Sequence[ReadableSpan], source: str) -> dict[st
             resource = resource_cache[id(span.resource)] = _dumps(dict(span.resource.attributes))
         scope = span.instrumentation_scope
         parent = span.parent
+        status = span.status
         events = _NO_EVENTS
         if span.events:
             events = _dumps(
@@ -95,11 +100,11 @@ def readable_span_columns(spans: Sequence[ReadableSpan], source: str) -> dict[st
                 format(ctx.span_id, "016x"),
                 format(parent.span_id, "016x") if parent else None,
                 span.name,
-                span.kind.name,
+                _KIND_NAMES[span.kind],
                 span.start_time,
                 span.end_time,
-                span.status.status_code.name,
-                span.status.description,
+                _STATUS_NAMES[status.status_code],
+                status.description,
                 _dumps(attrs),
                 events,
                 resource,
