@@ -1,0 +1,37 @@
+"""The public surface is small and deliberate: growing it shows up here."""
+
+import traceladder.agent
+import traceladder.cases
+import traceladder.domain
+import traceladder.evaluators
+import traceladder.storage
+
+
+def test_public_names_are_pinned():
+    assert traceladder.agent.__all__ == [
+        "AgentConfig",
+        "RetryPolicy",
+        "RunOptions",
+        "RunSummary",
+        "run_suite",
+    ]
+    assert traceladder.domain.__all__ == ["Domain", "LedgerEntry", "Sandbox", "ToolOutcome"]
+    assert traceladder.storage.__all__ == ["DuckDBSpanExporter", "Store", "open_store"]
+    assert sorted(traceladder.evaluators.__all__) == sorted([
+        "EVALUATOR_VERSION", "ArgDiff", "Call", "CallCheck", "Expected", "Finding", "JudgeContext", "RungResult",
+        "Verdict", "judge_case",
+    ])  # fmt: skip
+    assert "load_cases" in traceladder.cases.__all__ and "input_hashes" in traceladder.cases.__all__
+
+
+def test_pure_layers_import_neither_duckdb_nor_opentelemetry():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import traceladder.evaluators.judge, traceladder.evaluators.report, "
+        "traceladder.cases.validator, traceladder.domain.retail.sandbox; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('duckdb', 'opentelemetry')]; print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
