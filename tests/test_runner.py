@@ -250,3 +250,22 @@ def test_sigkill_keeps_finished_cases_and_resume_completes(tmp_path):
     assert query(db, "SELECT status FROM runs") == [("complete",)]
     assert query(db, "SELECT count(*), count(DISTINCT case_id) FROM case_runs") == [(72, 72)]
     assert f"[{finished + 1}/72]" in result.stderr
+
+
+def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_cases(tmp_path):
+    db = tmp_path / "c.duckdb"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "traceladder", "run", "--model", "sim:oracle", "--db", str(db),
+         "--sim-delay", "0.05", "--concurrency", "2", "--no-report"],
+        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("[5/72]"):
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err
+    status = query(db, "SELECT status FROM runs")
+    finished = query(db, "SELECT count(*) FROM case_runs")[0][0]
+    assert status == [("interrupted",)] and 5 <= finished < 72
