@@ -17,6 +17,11 @@ from traceladder.cases import load_cases
 from traceladder.domain.retail import load_retail_domain
 
 
+class _QuietHandler(BaseHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:  # keep test output clean
+        pass
+
+
 @contextmanager
 def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -45,10 +50,7 @@ class ModelServer:
     def running(self) -> Iterator[str]:
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(_QuietHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 instruction = next(m["content"] for m in body["messages"] if m["role"] == "user")
@@ -97,10 +99,7 @@ class OtlpCollector:
     def running(self) -> Iterator[str]:
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(_QuietHandler):
             def do_POST(self) -> None:
                 data = self.rfile.read(int(self.headers["Content-Length"]))
                 message = ExportTraceServiceRequest()

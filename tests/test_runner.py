@@ -220,8 +220,8 @@ def test_unknown_case_and_bad_flags_exit_2(tmp_path):
     assert result.returncode == 2 and "needs OPENAI_API_KEY" in result.stderr
 
 
-def test_sigkill_keeps_finished_cases_and_resume_completes(tmp_path):
-    db = tmp_path / "k.duckdb"
+def start_slow_run(db, until: str) -> subprocess.Popen:
+    """A suite run in a subprocess (slowed down), returned once its progress shows `until`."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "traceladder", "run", "--model", "sim:oracle", "--db", str(db),
          "--sim-delay", "0.05", "--concurrency", "2", "--no-report"],
@@ -231,8 +231,14 @@ def test_sigkill_keeps_finished_cases_and_resume_completes(tmp_path):
     assert proc.stderr is not None
     deadline = time.monotonic() + 120
     for line in proc.stderr:
-        if line.startswith("[10/72]") or time.monotonic() > deadline:
+        if line.startswith(until) or time.monotonic() > deadline:
             break
+    return proc
+
+
+def test_sigkill_keeps_finished_cases_and_resume_completes(tmp_path):
+    db = tmp_path / "k.duckdb"
+    proc = start_slow_run(db, until="[10/72]")
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate()  # reap it and close the pipes
     with Store(db) as store:  # a new writer: the dead run becomes "interrupted"
@@ -254,15 +260,7 @@ def test_sigkill_keeps_finished_cases_and_resume_completes(tmp_path):
 
 def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_cases(tmp_path):
     db = tmp_path / "c.duckdb"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "traceladder", "run", "--model", "sim:oracle", "--db", str(db),
-         "--sim-delay", "0.05", "--concurrency", "2", "--no-report"],
-        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if line.startswith("[5/72]"):
-            break
+    proc = start_slow_run(db, until="[5/72]")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err
