@@ -132,3 +132,23 @@ def test_read_only_open_of_a_missing_or_foreign_file(tmp_path):
     (tmp_path / "junk.duckdb").write_text("not a database")
     with pytest.raises(UserError, match="cannot open"):
         Store(tmp_path / "junk.duckdb")
+
+
+def test_opening_the_store_again_in_process_does_not_interrupt_a_live_run(tmp_path, retail):
+    from traceladder.agent.client import choose_model
+    from traceladder.agent.config import AgentConfig
+    from traceladder.agent.runner import RunOptions, run_suite
+
+    db = tmp_path / "live.duckdb"
+    seen = []
+
+    def peek(done, total, case_id, status):
+        with Store(db) as other:  # a second handle in the same process, mid-run
+            seen.append(other.fetchall("SELECT status FROM runs")[0][0])
+
+    with Store(db) as store:
+        choice = choose_model("sim:oracle", None)
+        run_suite(store, choice, AgentConfig(model=choice.model), RunOptions(case_ids=("fc-d1-001", "fc-d1-004")),
+                  domain=retail, progress=peek)  # fmt: skip
+        assert store.fetchall("SELECT status FROM runs") == [("complete",)]
+    assert seen == ["running", "running"]

@@ -30,7 +30,7 @@ from traceladder.cases.validator import require_valid_suite
 from traceladder.domain.base import Domain
 from traceladder.errors import UserError
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
-from traceladder.storage.db import Store
+from traceladder.storage.db import ACTIVE_RUNS, Store
 from traceladder.storage.exporter import DuckDBSpanExporter
 
 ProgressFn = Callable[[int, int, str, str], None]
@@ -99,6 +99,7 @@ def run_suite(
         repeat = options.repeat
         run_id = new_run_id()
         _create_run(store, run_id, choice, config, hashes, suite_path, selected, repeat)
+    ACTIVE_RUNS.add(run_id)
     done = {
         (r[0], r[1])
         for r in store.fetchall("SELECT case_id, repeat_index FROM case_runs WHERE run_id = ?", [run_id])
@@ -150,6 +151,7 @@ def run_suite(
         pool.shutdown(wait=True)
         provider.force_flush()
         provider.shutdown()
+        ACTIVE_RUNS.discard(run_id)
         store.execute(
             "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
             [status, datetime.now(UTC).replace(tzinfo=None), run_id],

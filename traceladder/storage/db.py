@@ -19,6 +19,9 @@ from traceladder.errors import UserError
 from traceladder.storage.migrations import MIGRATIONS
 
 _HOLDER = re.compile(r"PID (\d+)")
+# Runs this process is executing right now. DuckDB lets one process open a file several times, so
+# "still running" only proves a dead process for runs that are not ours.
+ACTIVE_RUNS: set[str] = set()
 
 
 class Store:
@@ -47,7 +50,10 @@ class Store:
             self._migrate()
             # Only one process can hold the file for writing, so a run still marked running
             # belongs to a process that died (Ctrl-C handled elsewhere; this is kill -9).
-            self.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
+            self.execute(
+                "UPDATE runs SET status = 'interrupted' WHERE status = 'running' AND NOT list_contains(?, run_id)",
+                [sorted(ACTIVE_RUNS)],
+            )
 
     # -- plumbing ----------------------------------------------------------------------------
 
