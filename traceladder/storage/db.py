@@ -51,7 +51,8 @@ class Store:
             # Only one process can hold the file for writing, so a run still marked running
             # belongs to a process that died (Ctrl-C handled elsewhere; this is kill -9).
             self.execute(
-                "UPDATE runs SET status = 'interrupted' WHERE status = 'running' AND NOT list_contains(?, run_id)",
+                "UPDATE runs SET status = 'interrupted'"
+                " WHERE status = 'running' AND NOT list_contains(?, run_id)",
                 [sorted(ACTIVE_RUNS)],
             )
 
