@@ -21,7 +21,7 @@ from traceladder.evaluators import partial_credit, schema, trajectory
 from traceladder.evaluators.call_match import arguments_match, call_code, pair_calls
 from traceladder.evaluators.types import ArgDiff, Call, CallCheck, Expected, Finding, RungResult, RungStatus
 
-EVALUATOR_VERSION = "1.0.0"
+EVALUATOR_VERSION = "1.1.0"
 # The dominant failure class is the first present in this order: the most specific, lowest-rung
 # cause first, then call-level omissions, then trajectory problems.
 CLASS_PRIORITY = (
@@ -178,13 +178,11 @@ def judge_case(
         if j in paired_wrong:
             continue
         call = calls[j]
-        code = (
-            "UNKNOWN_TOOL"
-            if not ctx.registry.knows(call.name)
-            else ("CALL_UNEXPECTED" if case.negative else "CALL_EXTRA")
-        )
+        # Rung 1 already reports an unknown tool as UNKNOWN_TOOL; here it is one more call that
+        # should not have been made.
+        code = "CALL_UNEXPECTED" if case.negative else "CALL_EXTRA"
         why = _why_not_ignorable(call, whitelist, ctx, valid)
-        msg = f"{call.name}: {'unknown tool' if code == 'UNKNOWN_TOOL' else 'extra call'} ({why})"
+        msg = f"{call.name}: {'unexpected' if case.negative else 'extra'} call ({why})"
         checks.append(CallCheck("extra", None, None, call.ordinal, call.name, code, message=msg))
         findings.append(
             Finding(
