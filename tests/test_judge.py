@@ -161,3 +161,12 @@ def test_every_rung_is_reported_even_after_an_early_failure(ctx):
     v = judge_case(case([GET_ORDER]), [call("get_order", {"order_id": "441"})], ctx)
     assert [r.rung for r in v.rungs] == [1, 2, 3, 4]
     assert v.rungs[0].status == "fail" and v.rungs[3].scores["optimal"] == 0.5
+
+
+def test_golden_arguments_right_but_call_schema_invalid(ctx):
+    golden = ("request_cancel", {"order_id": "W442", "reason": "other"}, {})
+    actual = call("request_cancel", {"order_id": "W442", "reason": "other", "comment": "x" * 600})
+    v = judge_case(case([golden]), [actual], ctx)
+    assert (v.verdict, v.failure_class, v.settled_at) == ("FAIL", "PARAM_WRONG_FORMAT", 1)
+    partial = next(c for c in v.rungs[1].checks if c.status == "partial")
+    assert partial.code == "PARAM_WRONG_FORMAT" and "is too long" in partial.diffs[0].actual

@@ -130,6 +130,9 @@ def judge_case(
             CallCheck("match", i, expected[i].name, calls[j].ordinal, calls[j].name, message="matched")
         )
     for i, j, diffs in pairing.partial:
+        if not diffs:  # the golden arguments match, but the call as a whole is schema-invalid
+            bad = "; ".join(msg for _, msg in ctx.registry.errors(calls[j])) or "schema-invalid"
+            diffs = (ArgDiff("(arguments)", None, bad, "schema", "PARAM_WRONG_FORMAT"),)
         code = call_code(diffs)
         msg = f"{expected[i].name}: " + "; ".join(
             f"{d.param} {d.code} (expected {d.expected!r}, got {d.actual!r})" for d in diffs
