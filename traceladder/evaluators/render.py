@@ -53,7 +53,7 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         for item in s["top_worst_tools"]:
             tools.add_row(item["tool"], str(item["fail_cases"]))
         console.print(tools)
-    scores = Table(title="Mean rung scores (scored cases)")
+    scores = Table(title="Mean rung scores")
     scores.add_column("score")
     scores.add_column("mean", justify="right")
     for key, value in s["mean_rung_scores"].items():
