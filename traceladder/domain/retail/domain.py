@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 from traceladder.domain.base import Domain
-from traceladder.domain.retail.sandbox import RetailSandbox
+from traceladder.domain.retail.sandbox import RetailSandbox, RetailWorld
 
 RETAIL_DATA_FILES = ("tools.json", "fixtures.json", "policy.json", "system_prompt.txt")
 READ_ONLY = frozenset(
@@ -37,7 +37,7 @@ def build_domain(files: dict[str, bytes]) -> Domain:
         "item_id": frozenset(item_ids),
         "replacement_item_id": frozenset(item_ids),
     }
-    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    world = RetailWorld(fixtures, policy, {t["function"]["name"]: t["function"]["parameters"] for t in tools})
     return Domain(
         name="retail",
         tools=tools,
@@ -46,7 +46,7 @@ def build_domain(files: dict[str, bytes]) -> Domain:
         default_whitelist=DEFAULT_WHITELIST,
         id_fields=id_fields,
         system_prompt=files["system_prompt.txt"].decode("utf-8"),
-        sandbox_factory=lambda: RetailSandbox(fixtures, policy, schemas),
+        sandbox_factory=lambda: RetailSandbox(world),
         input_files=dict(files),
     )
 

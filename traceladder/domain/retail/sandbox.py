@@ -19,21 +19,36 @@ from traceladder.domain.base import LedgerEntry, ToolOutcome
 Args = dict[str, Any]
 
 
-class RetailSandbox:
-    """A fresh dry-run world for one case. `action_id`s are ACT-001, ACT-002, … in request order."""
+class RetailWorld:
+    """The frozen fixtures, their indexes and the compiled argument validators — built once per
+    domain and shared read-only by every sandbox (a sandbox per case must not recompile them)."""
 
     def __init__(self, fixtures: dict[str, Any], policy: dict[str, Any], schemas: dict[str, Any]) -> None:
-        self._fx = fixtures
-        self._policy = policy
-        self._validators = {
+        self.fixtures = fixtures
+        self.policy = policy
+        self.validators = {
             name: Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
             for name, schema in schemas.items()
         }
-        self._users = {u["user_id"]: u for u in fixtures["users"]}
-        self._orders = {o["order_id"]: o for o in fixtures["orders"]}
-        self._products = {p["product_id"]: p for p in fixtures["products"]}
-        self._variants = {v["item_id"]: (p, v) for p in fixtures["products"] for v in p["variants"]}
-        self._today = date.fromisoformat(fixtures["today"])
+        self.users = {u["user_id"]: u for u in fixtures["users"]}
+        self.orders = {o["order_id"]: o for o in fixtures["orders"]}
+        self.products = {p["product_id"]: p for p in fixtures["products"]}
+        self.variants = {v["item_id"]: (p, v) for p in fixtures["products"] for v in p["variants"]}
+        self.today = date.fromisoformat(fixtures["today"])
+
+
+class RetailSandbox:
+    """A fresh dry-run world for one case. `action_id`s are ACT-001, ACT-002, … in request order."""
+
+    def __init__(self, world: RetailWorld) -> None:
+        self._fx = world.fixtures
+        self._policy = world.policy
+        self._validators = world.validators
+        self._users = world.users
+        self._orders = world.orders
+        self._products = world.products
+        self._variants = world.variants
+        self._today = world.today
         self._actions: dict[str, LedgerEntry] = {}
         self._handlers: dict[str, Callable[[Args], ToolOutcome]] = {
             "get_user": self._get_user,
