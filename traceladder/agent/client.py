@@ -24,6 +24,7 @@ from traceladder.errors import UserError
 
 DEFAULT_MODEL = "sim:faulty"
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True)
@@ -85,19 +86,20 @@ def build_client(
         client = openai.OpenAI(
             api_key="sim", base_url=f"http://{SIM_HOST}/v1", http_client=http, max_retries=0
         )
-        return client, Endpoint("traceladder.sim", SIM_HOST, None), sim
+        return client, endpoint_for(choice), sim
     client = openai.OpenAI(
         api_key=choice.api_key or "unused-by-local-servers",
-        base_url=choice.base_url,
+        base_url=choice.base_url or DEFAULT_BASE_URL,
         max_retries=0,  # our RetryPolicy decides, and records what it did
         timeout=config.request_timeout_s,
     )
-    url = urlparse(str(client.base_url))
-    provider = "openrouter" if "openrouter" in (url.hostname or "") else "openai"
-    return client, Endpoint(provider, url.hostname or "", url.port), None
+    return client, endpoint_for(choice), None
 
 
-def base_url_host(choice: ModelChoice) -> str:
+def endpoint_for(choice: ModelChoice) -> Endpoint:
+    """Provider, host and port as recorded on spans and in the run row (one derivation for both)."""
     if is_sim(choice.model):
-        return SIM_HOST
-    return urlparse(choice.base_url or "https://api.openai.com/v1").hostname or ""
+        return Endpoint("traceladder.sim", SIM_HOST, None)
+    url = urlparse(choice.base_url or DEFAULT_BASE_URL)
+    provider = "openrouter" if "openrouter" in (url.hostname or "") else "openai"
+    return Endpoint(provider, url.hostname or "", url.port)

@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
-from traceladder.agent.client import ModelChoice, base_url_host, build_client
+from traceladder.agent.client import ModelChoice, build_client, endpoint_for
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.loop import AgentOutcome, run_case
 from traceladder.cases.hashes import input_hashes
@@ -163,18 +163,14 @@ def _create_run(
     store: Store, run_id: str, choice: ModelChoice, config: AgentConfig, hashes: dict[str, str],
     suite_path: Path, selected: list[Case], repeat: int,
 ) -> None:  # fmt: skip
-    provider = (
-        "traceladder.sim"
-        if choice.model.startswith("sim:")
-        else ("openrouter" if "openrouter" in (choice.base_url or "") else "openai")
-    )
+    endpoint = endpoint_for(choice)
     selection = {"case_ids": [c.id for c in selected], "repeat": repeat}
     store.execute(
         "INSERT INTO runs (run_id, suite, domain, model, provider, base_url_host, config, input_hashes,"
         " selection, cases_total, started_at, status)"
         " VALUES (?, ?, 'retail', ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
         [
-            run_id, suite_path.name, choice.model, provider, base_url_host(choice),
+            run_id, suite_path.name, choice.model, endpoint.provider, endpoint.host,
             json.dumps(config.recorded()), json.dumps(hashes), json.dumps(selection),
             len(selected) * repeat, datetime.now(UTC).replace(tzinfo=None),
         ],
