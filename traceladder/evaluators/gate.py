@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from traceladder.evaluators.report import accuracy_of
+
 
 @dataclass(frozen=True)
 class GateOutcome:
@@ -21,8 +23,7 @@ def accuracy(verdicts: Mapping[tuple[str, int], tuple[str, Any]]) -> tuple[float
     counts = {v: 0 for v in ("PASS", "FAIL", "SKIP", "AGENT_ERROR")}
     for verdict, _ in verdicts.values():
         counts[verdict] = counts.get(verdict, 0) + 1
-    scored = counts["PASS"] + counts["FAIL"]
-    return (counts["PASS"] / scored if scored else None), counts
+    return accuracy_of(counts), counts
 
 
 def decide(
@@ -49,10 +50,8 @@ def decide(
     if min_pass_rate is not None and acc < min_pass_rate:
         failures.append(f"pass rate {acc:.1%} is below the minimum {min_pass_rate:.1%}")
     if baseline is not None:
-        counts_base = baseline["summary"]["verdict_counts"]
-        scored_base = counts_base["PASS"] + counts_base["FAIL"]
         # exact, from the counts: the stored accuracy is rounded for display
-        base_acc = counts_base["PASS"] / scored_base if scored_base else 0.0
+        base_acc = accuracy_of(baseline["summary"]["verdict_counts"]) or 0.0
         regressed = tuple(
             sorted(
                 case_id

@@ -26,9 +26,15 @@ RUNG_SCORES = (
 )
 
 
-def _accuracy(counts: Mapping[str, int]) -> float | None:
+def accuracy_of(counts: Mapping[str, int]) -> float | None:
+    """PASS / (PASS + FAIL), exactly; None when nothing was scored (SKIP, AGENT_ERROR excluded)."""
     scored = counts.get("PASS", 0) + counts.get("FAIL", 0)
-    return round(counts.get("PASS", 0) / scored, 4) if scored else None
+    return counts.get("PASS", 0) / scored if scored else None
+
+
+def _accuracy(counts: Mapping[str, int]) -> float | None:
+    exact = accuracy_of(counts)
+    return None if exact is None else round(exact, 4)  # for display; the gate uses the exact value
 
 
 def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
