@@ -101,19 +101,11 @@ def run_case(
         trace_id = format(agent.get_span_context().trace_id, "032x")
         status, error_type, error_message, final_text = "ok", None, None, None
         try:
-            final_text = _converse(
-                case,
-                domain,
-                sandbox,
-                client,
-                config,
-                endpoint,
-                tracer,
-                conversation,
-                totals,
-                clock,
-                started,
-            )
+            session = _Session(
+                domain, sandbox, client, config, endpoint, tracer, conversation, clock,
+                deadline=started + config.case_timeout_s,
+            )  # fmt: skip
+            final_text = _converse(case, session, totals)
         except AgentError as exc:
             status, error_type, error_message = "error", exc.error_type, str(exc)
             agent.set_status(Status(StatusCode.ERROR, str(exc)))
@@ -128,20 +120,26 @@ def run_case(
     )  # fmt: skip
 
 
-def _converse(
-    case: Case,
-    domain: Domain,
-    sandbox: Sandbox,
-    client: openai.OpenAI,
-    config: AgentConfig,
-    endpoint: Endpoint,
-    tracer: Tracer,
-    conversation: str,
-    totals: _Totals,
-    clock: Callable[[], int],
-    started: float,
-) -> str:
-    deadline = started + config.case_timeout_s
+@dataclass(frozen=True)
+class _Session:
+    """What one case's conversation needs, passed as one value."""
+
+    domain: Domain
+    sandbox: Sandbox
+    client: openai.OpenAI
+    config: AgentConfig
+    endpoint: Endpoint
+    tracer: Tracer
+    conversation: str
+    clock: Callable[[], int]
+    deadline: float
+
+
+def _converse(case: Case, session: _Session, totals: _Totals) -> str:
+    s = session
+    domain, sandbox, client, config, endpoint, tracer, conversation, clock, deadline = (
+        s.domain, s.sandbox, s.client, s.config, s.endpoint, s.tracer, s.conversation, s.clock, s.deadline,
+    )  # fmt: skip
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": domain.system_prompt},
         {"role": "user", "content": case.instruction},
