@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -34,17 +36,44 @@ def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServe
         server.server_close()
 
 
+@dataclass(frozen=True)
+class Reply:
+    """A scripted HTTP answer, hostile ones included. `trickle_s` sends the headers (with a large
+    Content-Length), then one byte every `trickle_s` seconds until the client hangs up."""
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    trickle_s: float | None = None
+    delay_s: float = 0.0
+
+
+def chat_reply(message: dict[str, Any], finish_reason: str = "stop") -> Reply:
+    payload = {"id": "r", "object": "chat.completion", "created": 0, "model": "m",
+               "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}]}  # fmt: skip
+    return Reply(body=json.dumps(payload).encode())
+
+
 class ModelServer:
     """/v1/chat/completions backed by sim:oracle. `failures` is a list of statuses returned (in
     order) before the first success; instructions in `always_fail` get 500 forever. Error bodies
-    echo the Authorization header, like a careless proxy would, to prove we never repeat them."""
+    echo the Authorization header, like a careless proxy would, to prove we never repeat them.
+    `override(body)` may return a `Reply` to send instead of the simulator's answer."""
 
-    def __init__(self, failures: list[int] | None = None, always_fail: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        failures: list[int] | None = None,
+        always_fail: set[str] | None = None,
+        override: Callable[[dict[str, Any]], Reply | None] | None = None,
+    ) -> None:
         self.failures = list(failures or [])
         self.always_fail = always_fail or set()
+        self.override = override
         self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
         self.sim = SimModel(SimSpec("oracle", frozenset()), load_cases(), load_retail_domain())
         self.lock = threading.Lock()
+        self.closed = threading.Event()
 
     @contextmanager
     def running(self) -> Iterator[str]:
@@ -56,7 +85,12 @@ class ModelServer:
                 instruction = next(m["content"] for m in body["messages"] if m["role"] == "user")
                 with outer.lock:
                     outer.requests.append(body)
+                    outer.paths.append(self.path)
                     failure = outer.failures.pop(0) if outer.failures else None
+                scripted = outer.override(body) if outer.override else None
+                if scripted is not None:
+                    self._scripted(scripted)
+                    return
                 if instruction in outer.always_fail:
                     failure = 500
                 if failure:
@@ -65,6 +99,24 @@ class ModelServer:
                     return
                 status, payload, headers = outer.sim.respond(body)
                 self._reply(status, payload, headers)
+
+            def _scripted(self, reply: Reply) -> None:
+                time.sleep(reply.delay_s)
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", reply.content_type)
+                    length = 10_000_000 if reply.trickle_s is not None else len(reply.body)
+                    self.send_header("Content-Length", str(length))
+                    self.end_headers()
+                    if reply.trickle_s is None:
+                        self.wfile.write(reply.body)
+                        return
+                    while not outer.closed.is_set():
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        outer.closed.wait(reply.trickle_s)
+                except OSError:  # the client gave up and closed the connection: that is the point
+                    pass
 
             def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
                 data = json.dumps(payload).encode()
@@ -76,8 +128,11 @@ class ModelServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        with _serve(Handler) as server:
-            yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        try:
+            with _serve(Handler) as server:
+                yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        finally:
+            self.closed.set()
 
 
 class OtlpCollector:

@@ -56,7 +56,7 @@ def test_parallel_tool_calls_run_in_order_and_results_follow(retail):
     client, seen = scripted_client([{"role": "assistant", "content": None, "tool_calls": calls},
                                     {"role": "assistant", "content": "done"}])  # fmt: skip
     case = load_cases()[0]
-    outcome = run_case(case, domain=retail, sandbox=retail.new_sandbox(), client=client,
+    outcome = run_case(case, domain=retail, sandbox=retail.new_sandbox(), client_factory=lambda: client,
                        config=AgentConfig(model="scripted"), endpoint=Endpoint("openai", "scripted.invalid", None),
                        tracer=TracerProvider().get_tracer("t"), run_id="r")  # fmt: skip
     assert outcome.status == "ok" and outcome.final_text == "done"

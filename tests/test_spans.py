@@ -38,7 +38,7 @@ def run_chain(retail):
     client, endpoint, _ = build_client(choose_model("sim:oracle", None), config, cases, retail)
     ticks = itertools.count(1_000_000_000, 1000)
     outcome = run_case(
-        case, domain=retail, sandbox=retail.new_sandbox(), client=client, config=config,
+        case, domain=retail, sandbox=retail.new_sandbox(), client_factory=client, config=config,
         endpoint=endpoint, tracer=provider.get_tracer("test"), run_id="run-1", clock=lambda: next(ticks),
     )  # fmt: skip
     return outcome, memory.get_finished_spans()
@@ -128,6 +128,7 @@ def test_d4_chain_span_tree_is_exact(retail):
         "server.address": "sim.traceladder.invalid",
         "gen_ai.conversation.id": conv,
         "gen_ai.request.temperature": 0.0,
+        "gen_ai.request.max_tokens": 2048,
         "gen_ai.response.model": "sim:oracle",
     }
     definitions = json.loads(chat1.pop("gen_ai.tool.definitions"))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, cli
+from traceladder.cases import load_cases
 from traceladder.cli.docs import render_cli_docs
 from traceladder.evaluators.consistency import consistency, pass_at_k, pass_hat_k
 
@@ -48,11 +49,14 @@ def test_readme_has_at_least_six_sql_examples():
 
 
 @pytest.mark.parametrize("command", readme_sql_commands())
-def test_readme_sql_examples_run_as_written(three_runs, command):
+def test_readme_sql_examples_run_as_written(three_runs, command, tmp_path):
     db, _ = three_runs
     args = shlex.split(command)
     assert args[:2] == ["traceladder", "sql"]
-    result = cli(*args[1:], env={"TRACELADDER_DB": str(db), "COLUMNS": "200"})
+    # The --file example joins with a team's own CSV: one owner per case.
+    owners = [f"{case.id},{('ana', 'bo', 'cy')[i % 3]}" for i, case in enumerate(load_cases())]
+    (tmp_path / "labels.csv").write_text("case_id,owner\n" + "\n".join(owners) + "\n")
+    result = cli(*args[1:], env={"TRACELADDER_DB": str(db), "COLUMNS": "200"}, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     rows = int(re.search(r"(\d+) row\(s\)", result.stdout).group(1))
     assert rows > 0, f"{command} returned nothing on three faulty runs"

@@ -10,13 +10,13 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, urlparse, urlsplit, urlunsplit
 
 import httpx2
 import openai
 
 from traceladder.agent.config import AgentConfig
-from traceladder.agent.loop import Endpoint
+from traceladder.agent.loop import ClientFactory, Endpoint
 from traceladder.agent.sim import SIM_HOST, SimModel, SimSpec, is_sim
 from traceladder.cases.model import Case
 from traceladder.domain.base import Domain
@@ -47,6 +47,8 @@ def choose_model(
     if is_sim(chosen):
         return ModelChoice(chosen, None, None, False)
     url = base_url or env.get("OPENAI_BASE_URL")
+    if url:
+        check_base_url(url, "--base-url" if base_url else "OPENAI_BASE_URL")
     key = env.get("OPENAI_API_KEY") or env.get("OPENROUTER_API_KEY")
     if not url and env.get("OPENROUTER_API_KEY") and not env.get("OPENAI_API_KEY"):
         url = OPENROUTER_BASE_URL
@@ -56,6 +58,20 @@ def choose_model(
             "local server; or use --model sim:faulty"
         )
     return ModelChoice(chosen, url, key, False)
+
+
+def check_base_url(url: str, where: str) -> None:
+    """An http(s) URL with a host, or a `UserError` (the message never repeats the URL: it may
+    hold credentials)."""
+    try:
+        parts = urlparse(url)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError:
+        raise UserError(f"{where} is not a valid URL; use e.g. http://127.0.0.1:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(
+            f"{where} must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1"
+        )
 
 
 def announce_default(choice: ModelChoice) -> None:
@@ -74,25 +90,40 @@ def build_client(
     domain: Domain,
     *,
     sim_delay_s: float = 0.0,
-) -> tuple[openai.OpenAI, Endpoint, SimModel | None]:
-    """The real `openai` client — over an in-process transport for `sim:*` models."""
+) -> tuple[ClientFactory, Endpoint, SimModel | None]:
+    """A factory of real `openai` clients (one per case, so a stuck request can be cut off by
+    closing its client) — over an in-process transport for `sim:*` models."""
     if is_sim(choice.model):
         try:
             spec = SimSpec.parse(choice.model)
         except ValueError as exc:
             raise UserError(str(exc)) from None
         sim = SimModel(spec, cases, domain, seed=config.sim_seed or 0, delay_s=sim_delay_s)
-        http = httpx2.Client(transport=sim.transport())
-        client = openai.OpenAI(
-            api_key="sim", base_url=f"http://{SIM_HOST}/v1", http_client=http, max_retries=0
+
+        def sim_client() -> openai.OpenAI:
+            http = httpx2.Client(transport=sim.transport())
+            return openai.OpenAI(
+                api_key="sim", base_url=f"http://{SIM_HOST}/v1", http_client=http, max_retries=0
+            )
+
+        return sim_client, endpoint_for(choice), sim
+
+    # The openai client appends paths to the base URL's text, query included ("…?k=v" becomes
+    # "…?k=vchat/completions"), so query parameters (api-key=…, api-version=…) travel as
+    # default_query on every request instead.
+    parts = urlsplit(choice.base_url or DEFAULT_BASE_URL)
+    base_url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+
+    def client() -> openai.OpenAI:
+        return openai.OpenAI(
+            api_key=choice.api_key or "unused-by-local-servers",
+            base_url=base_url,
+            default_query=query or None,
+            max_retries=0,  # our RetryPolicy decides, and records what it did
+            timeout=config.request_timeout_s,
         )
-        return client, endpoint_for(choice), sim
-    client = openai.OpenAI(
-        api_key=choice.api_key or "unused-by-local-servers",
-        base_url=choice.base_url or DEFAULT_BASE_URL,
-        max_retries=0,  # our RetryPolicy decides, and records what it did
-        timeout=config.request_timeout_s,
-    )
+
     return client, endpoint_for(choice), None
 
 

@@ -1,12 +1,14 @@
 """The agent loop for one case: model ⇄ sandbox until a text answer, every step a GenAI span.
 
 Span tree (DESIGN §3): `invoke_agent {agent}` ▸ `chat {model}` per request ▸ `execute_tool {tool}`
-per executed call. An exhausted retry, the case deadline or MAX_STEPS end the case as an agent
-error recorded on the invoke_agent span; nothing here raises into the batch.
+per executed call. Nothing here raises into the batch: an exhausted retry, an unusable response,
+the case deadline, MAX_STEPS, a stop of the run and any unexpected exception all end the case
+with an error type recorded on its invoke_agent span — so every outcome has a trace to join.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +18,8 @@ from typing import Any
 import openai
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, use_span
 
+from traceladder.agent.budget import Budget, CaseStopped, DeadlineExceeded
+from traceladder.agent.completion import Completion, InvalidResponse, parse_completion
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.messages import (
     ToolCallRequest,
@@ -32,6 +36,7 @@ from traceladder.domain.base import Domain, Sandbox
 from traceladder.instrumentation import semconv as sc
 
 AGENT_NAME = "traceladder-agent"
+INTERRUPTED = "interrupted"  # error type of a case abandoned because the run was stopped
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,10 @@ class AgentOutcome:
     output_tokens: int
     latency_ms: float
 
+    @property
+    def interrupted(self) -> bool:
+        return self.error_type == INTERRUPTED
+
 
 @dataclass
 class _Totals:
@@ -64,9 +73,45 @@ class _Totals:
 
 
 class AgentError(Exception):
-    def __init__(self, error_type: str, message: str) -> None:
+    """Ends a case as AGENT_ERROR. `request_error_type` is the finer cause recorded on the chat
+    span (`http_503`, `read_timeout`) when it differs from the case-level type."""
+
+    def __init__(self, error_type: str, message: str, request_error_type: str | None = None) -> None:
         super().__init__(message)
         self.error_type = error_type
+        self.request_error_type = request_error_type or error_type
+
+
+class TokenCap:
+    """The output-token cap and the request field that carries it, shared by a run's cases.
+
+    `auto` sends `max_completion_tokens` to api.openai.com (newer OpenAI models refuse
+    `max_tokens`) and `max_tokens` elsewhere (llama.cpp, older vLLM and Ollama know only that);
+    a 400 that names the field sent switches to the other one, once, for the rest of the run.
+    """
+
+    def __init__(self, max_tokens: int, param: str, host: str) -> None:
+        if param == "auto":
+            param = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+        self.max_tokens = max_tokens
+        self.param = param
+        self._switched = False
+        self._lock = threading.Lock()
+
+    def params(self) -> dict[str, int]:
+        return {self.param: self.max_tokens}
+
+    def switch_if_rejected(self, exc: openai.BadRequestError) -> bool:
+        """True when the server refused the field we sent and we switched to the other one."""
+        with self._lock:
+            if self._switched or self.param not in str(exc.message):
+                return False
+            self.param = "max_tokens" if self.param == "max_completion_tokens" else "max_completion_tokens"
+            self._switched = True
+            return True
+
+
+ClientFactory = Callable[[], openai.OpenAI]
 
 
 def run_case(
@@ -74,16 +119,25 @@ def run_case(
     *,
     domain: Domain,
     sandbox: Sandbox,
-    client: openai.OpenAI,
+    client_factory: ClientFactory,
     config: AgentConfig,
     endpoint: Endpoint,
     tracer: Tracer,
     run_id: str,
     repeat_index: int = 0,
+    stop: threading.Event | None = None,
+    token_cap: TokenCap | None = None,
     clock: Callable[[], int] = time.time_ns,
 ) -> AgentOutcome:
-    """Run one case to its end and return what happened (the spans carry the details)."""
+    """Run one case to its end and return what happened (the spans carry the details).
+
+    The case gets its own HTTP client, so a request abandoned at the deadline can be cut off by
+    closing it without touching other cases. `stop` set by the runner abandons the case
+    (`AgentOutcome.interrupted`): it is not recorded, and `--resume` runs it again.
+    """
     started = time.monotonic()
+    budget = Budget(started + config.case_timeout_s, stop or threading.Event())
+    cap = token_cap or TokenCap(config.max_tokens, config.token_param, endpoint.host)
     totals = _Totals()
     conversation = f"{run_id}/{case.id}/{repeat_index}"
     attrs = {
@@ -100,16 +154,26 @@ def run_case(
     with _span(tracer, f"invoke_agent {AGENT_NAME}", SpanKind.INTERNAL, attrs, clock) as agent:
         trace_id = format(agent.get_span_context().trace_id, "032x")
         status, error_type, error_message, final_text = "ok", None, None, None
+        client: openai.OpenAI | None = None
         try:
+            client = client_factory()
             session = _Session(
-                domain, sandbox, client, config, endpoint, tracer, conversation, clock,
-                deadline=started + config.case_timeout_s,
-            )  # fmt: skip
+                domain, sandbox, client, config, endpoint, tracer, conversation, clock, budget, cap
+            )
             final_text = _converse(case, session, totals)
         except AgentError as exc:
-            status, error_type, error_message = "error", exc.error_type, str(exc)
-            agent.set_status(Status(StatusCode.ERROR, str(exc)))
-            agent.set_attribute(sc.ERROR_TYPE, exc.error_type)
+            error_type, error_message = exc.error_type, str(exc)
+        except CaseStopped:
+            error_type, error_message = INTERRUPTED, "the run was stopped before this case finished"
+        except Exception as exc:  # a bug must cost one case, recorded on its own trace, never the batch
+            error_type, error_message = "internal_error", f"{type(exc).__name__}: {exc}"
+        finally:
+            if client is not None:
+                client.close()
+        if error_type is not None:
+            status = "error"
+            agent.set_status(Status(StatusCode.ERROR, error_message))
+            agent.set_attribute(sc.ERROR_TYPE, error_type)
         agent.set_attribute(sc.AGENT_STATUS, status)
         agent.set_attribute(sc.AGENT_STEPS, totals.steps)
         agent.set_attribute(sc.USAGE_INPUT_TOKENS, totals.input_tokens)
@@ -132,94 +196,102 @@ class _Session:
     tracer: Tracer
     conversation: str
     clock: Callable[[], int]
-    deadline: float
+    budget: Budget
+    cap: TokenCap
 
 
-def _converse(case: Case, session: _Session, totals: _Totals) -> str:
-    s = session
-    domain, sandbox, client, config, endpoint, tracer, conversation, clock, deadline = (
-        s.domain, s.sandbox, s.client, s.config, s.endpoint, s.tracer, s.conversation, s.clock, s.deadline,
-    )  # fmt: skip
+def _converse(case: Case, s: _Session, totals: _Totals) -> str:
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": domain.system_prompt},
+        {"role": "system", "content": s.domain.system_prompt},
         {"role": "user", "content": case.instruction},
     ]
-    tools = list(domain.tools)
-    definitions = dumps(otel_tool_definitions(domain.tools))
-    descriptions = {t["function"]["name"]: t["function"].get("description", "") for t in domain.tools}
+    definitions = dumps(otel_tool_definitions(s.domain.tools))
+    descriptions = {t["function"]["name"]: t["function"].get("description", "") for t in s.domain.tools}
     seen_ids: set[str] = set()
-    for step in range(1, config.max_steps + 1):
-        if time.monotonic() >= deadline:
+    for step in range(1, s.config.max_steps + 1):
+        if s.budget.remaining() <= 0:
             raise AgentError(
-                "timeout", f"case timeout of {config.case_timeout_s}s reached before step {step}"
+                "timeout", f"case timeout of {s.config.case_timeout_s}s reached before step {step}"
             )
         totals.steps = step
         chat_attrs: dict[str, Any] = {
             sc.OPERATION_NAME: sc.OP_CHAT,
-            sc.PROVIDER_NAME: endpoint.provider,
-            sc.REQUEST_MODEL: config.model,
-            sc.SERVER_ADDRESS: endpoint.host,
-            sc.CONVERSATION_ID: conversation,
+            sc.PROVIDER_NAME: s.endpoint.provider,
+            sc.REQUEST_MODEL: s.config.model,
+            sc.SERVER_ADDRESS: s.endpoint.host,
+            sc.CONVERSATION_ID: s.conversation,
         }
-        if endpoint.port is not None:
-            chat_attrs[sc.SERVER_PORT] = endpoint.port
-        with _span(tracer, f"chat {config.model}", SpanKind.CLIENT, chat_attrs, clock) as chat:
-            chat.set_attribute(sc.REQUEST_TEMPERATURE, config.temperature)
+        if s.endpoint.port is not None:
+            chat_attrs[sc.SERVER_PORT] = s.endpoint.port
+        with _span(s.tracer, f"chat {s.config.model}", SpanKind.CLIENT, chat_attrs, s.clock) as chat:
+            chat.set_attribute(sc.REQUEST_TEMPERATURE, s.config.temperature)
+            chat.set_attribute(sc.REQUEST_MAX_TOKENS, s.config.max_tokens)
             chat.set_attribute(sc.INPUT_MESSAGES, dumps(otel_messages(messages)))
             chat.set_attribute(sc.TOOL_DEFINITIONS, definitions)
-
-            def request() -> Any:
-                timeout = max(0.1, min(config.request_timeout_s, deadline - time.monotonic()))
-                return client.chat.completions.create(
-                    model=config.model, messages=messages, tools=tools,  # type: ignore[arg-type]
-                    temperature=config.temperature, timeout=timeout,
-                )  # fmt: skip
-
             try:
-                response, _ = call_with_retry(request, config.retry, deadline=deadline)
-            except ModelCallError as exc:
+                completion = _request(s, messages)
+            except AgentError as exc:
                 chat.set_status(Status(StatusCode.ERROR, str(exc)))
-                chat.set_attribute(sc.ERROR_TYPE, exc.error_type)
-                kind = "timeout" if exc.error_type == "timeout" else "api_error"
-                raise AgentError(kind, str(exc)) from None
-            if time.monotonic() > deadline:  # an in-process or slow server can overrun the request timeout
-                late = f"case timeout of {config.case_timeout_s}s passed during step {step}"
-                chat.set_status(Status(StatusCode.ERROR, late))
-                chat.set_attribute(sc.ERROR_TYPE, "timeout")
-                raise AgentError("timeout", late)
-            choice = response.choices[0] if response.choices else None
-            message = getattr(choice, "message", None)
-            content = getattr(message, "content", None)
-            calls = normalize_tool_calls(getattr(message, "tool_calls", None), step, seen_ids)
-            finish = getattr(choice, "finish_reason", None)
-            _record_response(chat, response, content, calls, finish, totals)
-        messages.append(assistant_message(content, calls))
+                chat.set_attribute(sc.ERROR_TYPE, exc.request_error_type)
+                raise
+            calls = normalize_tool_calls(completion.tool_calls, step, seen_ids)
+            _record_response(chat, completion, calls, totals)
+        messages.append(assistant_message(completion.content, calls))
         if not calls:  # whatever the finish_reason says, no calls means the answer is final
-            return content or ""
+            return completion.content or ""
         for call in calls:
-            messages.append(_execute(call, sandbox, tracer, conversation, descriptions, clock))
-    raise AgentError("max_steps", f"MAX_STEPS={config.max_steps} reached without a final answer")
+            messages.append(_execute(call, s.sandbox, s.tracer, s.conversation, descriptions, s.clock))
+    raise AgentError("max_steps", f"MAX_STEPS={s.config.max_steps} reached without a final answer")
 
 
-def _record_response(
-    chat: Span,
-    response: Any,
-    content: str | None,
-    calls: list[ToolCallRequest],
-    finish: str | None,
-    totals: _Totals,
-) -> None:
-    usage = getattr(response, "usage", None)
-    tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-    tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
-    totals.input_tokens += tokens_in
-    totals.output_tokens += tokens_out
-    chat.set_attribute(sc.RESPONSE_MODEL, str(getattr(response, "model", "") or ""))
-    chat.set_attribute(sc.RESPONSE_ID, str(getattr(response, "id", "") or ""))
-    chat.set_attribute(sc.RESPONSE_FINISH_REASONS, [finish or ""])
-    chat.set_attribute(sc.USAGE_INPUT_TOKENS, tokens_in)
-    chat.set_attribute(sc.USAGE_OUTPUT_TOKENS, tokens_out)
-    chat.set_attribute(sc.OUTPUT_MESSAGES, dumps(otel_output(content, calls, finish)))
+def _request(s: _Session, messages: list[dict[str, Any]]) -> Completion:
+    """One chat completion, retried by the run's policy, bounded by the case budget, validated.
+    Every failure is an `AgentError` whose type says which; `CaseStopped` passes through."""
+    timeout_s = s.config.request_timeout_s
+
+    def send() -> Any:
+        return s.client.chat.completions.with_raw_response.create(
+            model=s.config.model, messages=messages, tools=list(s.domain.tools),  # type: ignore[arg-type]
+            temperature=s.config.temperature, timeout=max(0.1, min(timeout_s, s.budget.remaining())),
+            extra_body=s.cap.params(),
+        )  # fmt: skip
+
+    def attempt() -> Completion:
+        def once() -> Any:
+            try:
+                return send()
+            except openai.BadRequestError as exc:
+                if not s.cap.switch_if_rejected(exc):
+                    raise
+                return send()
+
+        raw = s.budget.run(once, abandon=s.client.close)
+        http = raw.http_response
+        return parse_completion(http.content, http.headers.get("content-type"))
+
+    try:
+        completion, _ = call_with_retry(attempt, s.config.retry, s.budget)
+    except ModelCallError as exc:
+        kind = "timeout" if exc.error_type in ("timeout", "read_timeout") else "api_error"
+        raise AgentError(kind, str(exc), exc.error_type) from None
+    except InvalidResponse as exc:
+        raise AgentError(exc.error_type, str(exc)) from None
+    except DeadlineExceeded:
+        raise AgentError(
+            "timeout", f"case timeout of {s.config.case_timeout_s}s reached during a model request"
+        ) from None
+    return completion
+
+
+def _record_response(chat: Span, c: Completion, calls: list[ToolCallRequest], totals: _Totals) -> None:
+    totals.input_tokens += c.input_tokens
+    totals.output_tokens += c.output_tokens
+    chat.set_attribute(sc.RESPONSE_MODEL, c.model)
+    chat.set_attribute(sc.RESPONSE_ID, c.response_id)
+    chat.set_attribute(sc.RESPONSE_FINISH_REASONS, [c.finish_reason or ""])
+    chat.set_attribute(sc.USAGE_INPUT_TOKENS, c.input_tokens)
+    chat.set_attribute(sc.USAGE_OUTPUT_TOKENS, c.output_tokens)
+    chat.set_attribute(sc.OUTPUT_MESSAGES, dumps(otel_output(c.content, calls, c.finish_reason)))
 
 
 def _execute(

@@ -23,12 +23,16 @@ class ToolCallRequest:
 
 
 def normalize_tool_calls(tool_calls: Any, step: int, seen_ids: set[str]) -> list[ToolCallRequest]:
-    """Tolerate real servers: missing or repeated ids, object arguments, missing names."""
+    """Tolerate real servers: missing or repeated ids, object arguments, missing names.
+
+    `tool_calls` are the raw `message.tool_calls` entries of a validated response (dicts).
+    """
     out: list[ToolCallRequest] = []
     for index, call in enumerate(tool_calls or []):
-        function = getattr(call, "function", None)
-        name = getattr(function, "name", None) or ""
-        arguments = getattr(function, "arguments", None)
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        name = function.get("name")
+        name = name if isinstance(name, str) else "" if name is None else json.dumps(name)
+        arguments = function.get("arguments")
         was_object = arguments is not None and not isinstance(arguments, str)
         if arguments is None:
             raw = ""
@@ -36,7 +40,8 @@ def normalize_tool_calls(tool_calls: Any, step: int, seen_ids: set[str]) -> list
             raw = arguments
         else:
             raw = json.dumps(arguments, ensure_ascii=False)
-        call_id = getattr(call, "id", None) or f"call_s{step}_{index}"
+        given = call.get("id")
+        call_id = given if isinstance(given, str) and given else f"call_s{step}_{index}"
         if call_id in seen_ids:  # some servers reuse "call_0" every turn
             call_id = f"{call_id}_s{step}_{index}"
         seen_ids.add(call_id)

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 import openai
 
+from traceladder.agent.budget import Budget, DeadlineExceeded
 from traceladder.agent.config import RetryPolicy
 
 T = TypeVar("T")
@@ -53,9 +54,14 @@ def retry_after_seconds(headers: object) -> float | None:
 
 
 def classify(exc: Exception) -> tuple[str, bool, float | None]:
-    """(error_type, retryable, retry_after_s) for an exception from the openai client."""
+    """(error_type, retryable, retry_after_s) for an exception from the openai client.
+
+    A read timeout (`read_timeout`) is told apart from a connect timeout: it means the server took
+    the request and is still generating, so repeating it usually repeats the same long generation.
+    """
     if isinstance(exc, openai.APITimeoutError):
-        return "timeout", True, None
+        cause = type(exc.__cause__).__name__ if exc.__cause__ is not None else ""
+        return ("read_timeout" if cause == "ReadTimeout" else "timeout"), True, None
     if isinstance(exc, openai.APIConnectionError):
         return "connection", True, None
     if isinstance(exc, openai.APIStatusError):
@@ -68,17 +74,22 @@ def classify(exc: Exception) -> tuple[str, bool, float | None]:
     return type(exc).__name__, False, None
 
 
+# A server that timed out while generating is given one more chance, not the whole policy.
+MAX_READ_TIMEOUT_RETRIES = 1
+
+
 def call_with_retry(
     call: Callable[[], T],
     policy: RetryPolicy,
+    budget: Budget,
     *,
-    deadline: float,
     on_retry: Callable[[int, str], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[T, int]:
     """Run `call` until it succeeds; returns (result, attempts). Raises `ModelCallError` when the
-    policy is exhausted, the error is not retryable, or waiting would pass `deadline`."""
+    policy is exhausted, the error is not retryable, or waiting would pass the case deadline;
+    `CaseStopped` / `DeadlineExceeded` pass through from the budget."""
     attempt = 0
+    read_timeouts = 0
     while True:
         attempt += 1
         try:
@@ -86,13 +97,17 @@ def call_with_retry(
         except (openai.APIError, openai.APIConnectionError) as exc:
             error_type, retryable, retry_after = classify(exc)
             detail = f"{error_type} after {attempt} attempt(s): {type(exc).__name__}"
+            if error_type == "read_timeout":
+                read_timeouts += 1
+                retryable = read_timeouts <= MAX_READ_TIMEOUT_RETRIES
             if not retryable or attempt >= policy.max_attempts:
                 raise ModelCallError(error_type, detail, attempt) from None
             wait = policy.delay(attempt, retry_after)
-            if time.monotonic() + wait >= deadline:
+            if on_retry:
+                on_retry(attempt, error_type)
+            try:
+                budget.sleep(wait)
+            except DeadlineExceeded:
                 raise ModelCallError(
                     "timeout", f"case deadline reached while retrying {detail}", attempt
                 ) from None
-            if on_retry:
-                on_retry(attempt, error_type)
-            sleep(wait)

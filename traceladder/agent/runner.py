@@ -8,9 +8,11 @@ writer lock proves the old process is gone). `--resume RUN_ID` runs only what is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,18 +24,19 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from traceladder.agent.client import ModelChoice, build_client, endpoint_for
 from traceladder.agent.config import AgentConfig
-from traceladder.agent.loop import AgentOutcome, run_case
+from traceladder.agent.loop import AgentOutcome, TokenCap, run_case
 from traceladder.cases.hashes import input_hashes
 from traceladder.cases.loader import shipped_suite_path
 from traceladder.cases.model import Case
 from traceladder.cases.validator import require_valid_suite
 from traceladder.domain.base import Domain
-from traceladder.errors import UserError
+from traceladder.errors import Interrupted, StoreError, UserError, first_line
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
 from traceladder.storage.db import ACTIVE_RUNS, Store
 from traceladder.storage.exporter import DuckDBSpanExporter
 
 ProgressFn = Callable[[int, int, str, str], None]
+MAX_CASE_RUNS = 100_000  # a bigger selection × --repeat is a typo, not an evaluation
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,13 @@ def run_suite(
     *,
     domain: Domain,
     progress: ProgressFn | None = None,
+    on_start: Callable[[str], None] | None = None,
     id_generator: IdGenerator | None = None,
     extra_exporters: tuple[SpanExporter, ...] = (),
 ) -> RunSummary:
     """Run (or resume) a suite into the store. Case FAIL and agent errors are outcomes, not
-    exceptions; a `UserError` means nothing was run."""
+    exceptions; a `UserError` means nothing was run. `on_start(run_id)` is called once the suite
+    is validated and the run recorded, before the first case."""
     suite_path = options.cases_path or shipped_suite_path()
     cases = require_valid_suite(suite_path, domain)  # before any model request
     hashes = input_hashes(suite_path.read_bytes(), domain, config.identity())
@@ -97,43 +102,65 @@ def run_suite(
     else:
         selected = select_cases(cases, options.case_ids, options.dimensions)
         repeat = options.repeat
+        if len(selected) * repeat > MAX_CASE_RUNS:
+            raise UserError(
+                f"{len(selected)} cases × --repeat {repeat} is more than {MAX_CASE_RUNS} case runs; "
+                "lower --repeat or select fewer cases"
+            )
         run_id = new_run_id()
         _create_run(store, run_id, choice, config, hashes, suite_path, selected, repeat)
     ACTIVE_RUNS.add(run_id)
+    if on_start:
+        on_start(run_id)
     done = {
         (r[0], r[1])
         for r in store.fetchall("SELECT case_id, repeat_index FROM case_runs WHERE run_id = ?", [run_id])
     }
-    jobs = [(c, k) for k in range(repeat) for c in selected if (c.id, k) not in done]
     total = len(selected) * repeat
-    client, endpoint, sim = build_client(choice, config, cases, domain, sim_delay_s=options.sim_delay_s)
-    provider = make_tracer_provider(
-        DuckDBSpanExporter(store), id_generator=id_generator, extra_exporters=extra_exporters
+    jobs: Iterator[tuple[Case, int]] = (
+        (c, k) for k in range(repeat) for c in selected if (c.id, k) not in done
     )
+    client_factory, endpoint, sim = build_client(
+        choice, config, cases, domain, sim_delay_s=options.sim_delay_s
+    )
+    exporter = DuckDBSpanExporter(store)
+    provider = make_tracer_provider(exporter, id_generator=id_generator, extra_exporters=extra_exporters)
     tracer = provider.get_tracer(TRACER_NAME)
+    token_cap = TokenCap(config.max_tokens, config.token_param, endpoint.host)
+    stop = threading.Event()
     finished, errors = len(done), 0
 
     def one(case: Case, repeat_index: int) -> AgentOutcome:
-        try:
-            outcome = run_case(
-                case, domain=domain, sandbox=domain.new_sandbox(), client=client, config=config,
-                endpoint=endpoint, tracer=tracer, run_id=run_id, repeat_index=repeat_index,
-            )  # fmt: skip
-        except Exception as exc:  # a bug must cost one case, never the batch
-            outcome = AgentOutcome(
-                "", "error", "internal_error", f"{type(exc).__name__}: {exc}", 0, None, 0, 0, 0.0
-            )
+        outcome = run_case(
+            case, domain=domain, sandbox=domain.new_sandbox(), client_factory=client_factory, config=config,
+            endpoint=endpoint, tracer=tracer, run_id=run_id, repeat_index=repeat_index, stop=stop,
+            token_cap=token_cap,
+        )  # fmt: skip
+        if outcome.interrupted:
+            return outcome  # abandoned: not finished, so not recorded; --resume runs it again
         provider.force_flush()  # the case's spans are in the store before its row says "done"
+        if exporter.error is not None:
+            raise _write_failed(run_id, exporter.error)
         label = sim.label(case.id) if sim else None
-        _record_case(store, run_id, case, repeat_index, outcome, label)
+        try:
+            _record_case(store, run_id, case, repeat_index, outcome, label)
+        except Exception as exc:
+            raise _write_failed(run_id, exc) from None
         return outcome
 
     status = "complete"
     pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="case")
     pending: dict[Future[AgentOutcome], Case] = {}
-    try:
+
+    def refill() -> None:
+        # Submit lazily: a huge --repeat never materialises millions of futures.
         for case, k in jobs:
             pending[pool.submit(one, case, k)] = case
+            if len(pending) >= 2 * max(1, options.concurrency):
+                return
+
+    try:
+        refill()
         while pending:
             ready, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in ready:
@@ -142,21 +169,47 @@ def run_suite(
                 finished += 1
                 errors += outcome.status == "error"
                 if progress:
-                    progress(finished, total, case.id, outcome.status)
-    except KeyboardInterrupt:
+                    shown = outcome.status if outcome.status == "ok" else f"error: {outcome.error_type}"
+                    progress(finished, total, case.id, shown)
+            refill()
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: stop every case now, keep the finished
         status = "interrupted"
-        pool.shutdown(wait=True, cancel_futures=True)  # running cases finish and are kept
+        stop.set()
+        code = exc.exit_code if isinstance(exc, Interrupted) else 130
+        raise Interrupted(
+            f"interrupted; {finished} finished case(s) are kept — resume with "
+            f"`traceladder run --resume {run_id}`",
+            code,
+        ) from None
+    except BaseException:  # a failed store write: stop every case now
+        status = "interrupted"
+        stop.set()
         raise
     finally:
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=True, cancel_futures=True)  # stopped cases return within ~0.1 s
         provider.force_flush()
         provider.shutdown()
         ACTIVE_RUNS.discard(run_id)
-        store.execute(
-            "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-            [status, datetime.now(UTC).replace(tzinfo=None), run_id],
-        )
+        # If this fails too (the disk is still full), the next writer marks the run interrupted.
+        with contextlib.suppress(Exception):
+            store.execute(
+                "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                [status, datetime.now(UTC).replace(tzinfo=None), run_id],
+            )
     return RunSummary(run_id, status, finished, total, errors)
+
+
+def _write_failed(run_id: str, exc: BaseException) -> StoreError:
+    return StoreError(
+        f"could not write to the store ({first_line(exc)}); every finished case is kept — "
+        f"fix the cause, then `traceladder run --resume {run_id}`"
+    )
+
+
+def stored_config(store: Store, run_id: str) -> dict[str, Any] | None:
+    """The configuration a run recorded (`AgentConfig.recorded()`), or None for no such run."""
+    rows = store.fetchall("SELECT config FROM runs WHERE run_id = ?", [run_id])
+    return json.loads(rows[0][0]) if rows else None
 
 
 def _create_run(

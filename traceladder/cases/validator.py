@@ -110,6 +110,9 @@ class SuiteValidator:
             except ValueError as exc:
                 out.append(Violation(name, number, "", "file", f"not valid JSON: {exc}"))
                 continue
+            except RecursionError:
+                out.append(Violation(name, number, "", "file", "JSON nested too deeply"))
+                continue
             if not isinstance(record, dict):
                 out.append(Violation(name, number, "", "file", "each line must be one JSON object"))
                 continue

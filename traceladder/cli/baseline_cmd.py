@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from traceladder.cli.common import add_db_option, db_path
+from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.cli.consistency_cmd import build_record
 from traceladder.cli.gate_cmd import load_baseline
 from traceladder.domain.retail import load_retail_domain
@@ -22,9 +22,10 @@ from traceladder.evaluators.baseline import (
     report_sha256,
     review_template,
 )
+from traceladder.files import read_json_object, write_text
 from traceladder.storage.db import Store
 from traceladder.storage.reports import load_report
-from traceladder.storage.runs import run_info
+from traceladder.storage.runs import RunInfo, run_info
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions.required = True
     template = actions.add_parser("review-template", help="write a review file listing every FAIL of a run")
     add_db_option(template)
-    template.add_argument("run", metavar="RUN_ID")
+    template.add_argument("run", type=run_id_arg, metavar="RUN_ID")
     template.add_argument("--output", type=Path, required=True, metavar="FILE")
     template.set_defaults(handler=handle_template)
     lock = actions.add_parser(
@@ -44,7 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run as model_error, judge_error or golden_error; judge and golden errors must be 0.",
     )
     add_db_option(lock)
-    lock.add_argument("--canonical", required=True, metavar="RUN_ID", help="the run whose report is locked")
+    lock.add_argument(
+        "--canonical", required=True, type=run_id_arg, metavar="RUN_ID", help="the run whose report is locked"
+    )
     lock.add_argument("--consistency", required=True, type=Path, metavar="FILE", help="ConsistencyV1 record")
     lock.add_argument("--review", required=True, type=Path, metavar="FILE", help="ReviewV1 file")
     lock.add_argument(
@@ -63,20 +66,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_db_option(check)
     check.add_argument("file", type=Path)
-    check.add_argument("--run", metavar="RUN_ID", help="also check this run's comparability")
+    check.add_argument("--run", type=run_id_arg, metavar="RUN_ID", help="also check this run's comparability")
     check.set_defaults(handler=handle_check)
 
 
-def _read_json(path: Path, what: str) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{what} file {path} does not exist") from None
-    except ValueError as exc:
-        raise UserError(f"{what} file {path} is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise UserError(f"{what} file {path} must hold a JSON object")
-    return value
+def _lock_facts(info: RunInfo) -> dict[str, Any]:
+    return {
+        "run_id": info.run_id, "model": info.model, "input_hashes": info.input_hashes,
+        "selection": info.selection, "complete": info.complete, "incompleteness": info.incompleteness(),
+    }  # fmt: skip
 
 
 def handle_template(args: argparse.Namespace) -> int:
@@ -87,8 +85,11 @@ def handle_template(args: argparse.Namespace) -> int:
             [args.run],
         )
         run_info(store, args.run)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(review_template(args.run, rows), indent=2, ensure_ascii=False) + "\n")
+    write_text(
+        args.output,
+        json.dumps(review_template(args.run, rows), indent=2, ensure_ascii=False) + "\n",
+        "review",
+    )
     print(
         f"review_path={args.output} fails={len(rows)} "
         "(classify each as model_error, judge_error or golden_error)"
@@ -97,13 +98,13 @@ def handle_template(args: argparse.Namespace) -> int:
 
 
 def handle_lock(args: argparse.Namespace) -> int:
-    consistency = _read_json(args.consistency, "consistency")
-    review = _read_json(args.review, "review")
+    consistency = read_json_object(args.consistency, "consistency")
+    review = read_json_object(args.review, "review")
     if args.canonical not in consistency.get("runs", []):
         raise UserError(f"the canonical run {args.canonical} is not among the consistency record's runs")
     tools = load_retail_domain().tool_names
     with Store(db_path(args), read_only=True) as store:
-        runs = [run_info(store, r).__dict__ for r in consistency["runs"]]
+        runs = [_lock_facts(run_info(store, r)) for r in consistency["runs"]]
         fresh = build_record(store, list(consistency["runs"]))
         report = load_report(store, args.canonical, tools)
     if fresh["per_case"] != consistency.get("per_case"):
@@ -118,8 +119,9 @@ def handle_lock(args: argparse.Namespace) -> int:
     except LockRefused as exc:
         raise UserError(f"baseline not locked: {exc}") from None
     baseline = build_baseline(report["run"], report, consistency, counts)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(baseline, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    write_text(
+        args.output, json.dumps(baseline, indent=2, ensure_ascii=False, sort_keys=True) + "\n", "baseline"
+    )
     print(f"baseline_path={args.output}")
     print(f"baseline_sha256={baseline['baseline_sha256']}")
     print(f"report_sha256={baseline['report_sha256']} accuracy={baseline['summary']['accuracy']}")
@@ -145,13 +147,7 @@ def handle_show(args: argparse.Namespace) -> int:
 
 
 def handle_check(args: argparse.Namespace) -> int:
-    try:
-        baseline = load_baseline(args.file)
-    except UserError as exc:
-        if "fails its own SHA-256" in str(exc):
-            print(f"traceladder: {exc}", file=sys.stderr)
-            return 1
-        raise
+    baseline = load_baseline(args.file)  # an edited file is VerificationFailed: exit 1
     print(f"baseline_sha256 verified ({baseline['baseline_sha256'][:12]}…)")
     path = db_path(args)
     if path.exists():

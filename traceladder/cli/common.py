@@ -1,10 +1,19 @@
-"""Options shared by several commands."""
+"""Options and argument types shared by several commands.
+
+Argument types reject bad values at parse time (exit 2 with a one-line reason): a timeout of
+0, -5 or nan, a negative delay, an absurd repeat count or an empty run id is a typo, never a
+setting to run with.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+from collections.abc import Callable
 from pathlib import Path
+
+from rich.console import Console
 
 DEFAULT_DB = "traceladder.duckdb"
 
@@ -20,3 +29,59 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 def db_path(args: argparse.Namespace) -> Path:
     return Path(args.db or os.environ.get("TRACELADDER_DB") or DEFAULT_DB)
+
+
+def int_range(low: int, high: int) -> Callable[[str], int]:
+    """An integer in [low, high]."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is outside {low}..{high}")
+        return value
+
+    return parse
+
+
+def seconds(*, allow_zero: bool = False, high: float = 86_400.0) -> Callable[[str], float]:
+    """A finite number of seconds: > 0 (or >= 0 with `allow_zero`), at most `high`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero) or value > high:
+            bound = ">= 0" if allow_zero else "> 0"
+            raise argparse.ArgumentTypeError(
+                f"{text!r} must be a finite number of seconds {bound}, at most {high:g}"
+            )
+        return value
+
+    return parse
+
+
+def run_id_arg(text: str) -> str:
+    """A run id: not empty (an empty --run must not silently mean "the latest run")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a run id cannot be empty")
+    return text
+
+
+class StdoutConsole(Console):
+    """A rich console for stdout whose closed pipe (`traceladder … | head`) reaches `main`, which
+    treats it as the reader leaving — rich's own handler would exit 1."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def terminal(min_width: int = 0) -> Console:
+    """The real terminal's width (at least `min_width`); piped output gets 120 columns instead of
+    rich's 80, so explanations stay readable in CI logs."""
+    console = StdoutConsole()
+    width = console.width if console.is_terminal else 120
+    return StdoutConsole(width=max(width, min_width))

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from traceladder.cli.common import add_db_option, db_path
+from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.errors import UserError
 from traceladder.evaluators.consistency import consistency
+from traceladder.files import write_text
 from traceladder.storage.db import Store
 from traceladder.storage.runs import run_info, verdicts
 
@@ -23,7 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_db_option(p)
     p.add_argument(
-        "runs", nargs="+", metavar="RUN_ID", help="two or more evaluated runs with the same inputs"
+        "runs",
+        nargs="+",
+        type=run_id_arg,
+        metavar="RUN_ID",
+        help="two or more evaluated runs with the same inputs",
     )
     p.add_argument("--output", type=Path, metavar="FILE", help="also write the consistency record as JSON")
     p.set_defaults(handler=handle)
@@ -32,8 +37,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def build_record(store: Store, run_ids: list[str]) -> dict[str, Any]:
     if len(run_ids) < 2:
         raise UserError("consistency needs at least two runs")
+    repeated = sorted({r for r in run_ids if run_ids.count(r) > 1})
+    if repeated:
+        raise UserError(
+            f"run {repeated[0]} is listed more than once; each run is one trial, give distinct runs"
+        )
     infos = [run_info(store, r) for r in run_ids]
     first = infos[0]
+    for info in infos:
+        if not info.complete:
+            raise UserError(f"not comparable: {info.incompleteness()}")
+        if info.selection != first.selection:
+            raise UserError(
+                f"runs {first.run_id} and {info.run_id} ran different selections of cases; compare runs "
+                "of the same selection"
+            )
     for info in infos[1:]:
         differing = sorted(
             k for k in first.input_hashes if first.input_hashes.get(k) != info.input_hashes.get(k)
@@ -63,8 +81,7 @@ def handle(args: argparse.Namespace) -> int:
     with Store(db_path(args), read_only=True) as store:
         record = build_record(store, list(args.runs))
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text(args.output, json.dumps(record, indent=2, ensure_ascii=False) + "\n", "consistency record")
         print(f"consistency_path={args.output}")
     print(f"consistency over {len(record['runs'])} runs of {record['model']}: {record['cases']} cases")
     print(f"mean per-case agreement: {record['mean_agreement']:.3f}")

@@ -11,6 +11,23 @@ import os
 from traceladder.cli.main import build_parser
 
 WIDTH = "100"
+EXIT_CODES = """## Exit codes
+
+A contract, enforced by `tests/test_bad_inputs.py` (one row per bad input) and the workflow tests:
+
+| code | meaning |
+|---|---|
+| 0 | ok — a case FAIL or AGENT_ERROR is an outcome, not an error; so is a reader closing the pipe |
+| 1 | the gate failed; a self-check disagreed; `baseline check` found a hash that does not verify |
+| 2 | usage, configuration, input or store error: a bad flag, a missing or malformed file, a store \
+that is not ours, newer, damaged, corrupt or unwritable, a full disk, incomplete evidence for `gate`, \
+`consistency` or `baseline lock` |
+| 3 | an internal error (a bug — please report it; `TRACELADDER_DEBUG=1` shows the traceback) |
+| 130 / 143 | interrupted by Ctrl-C / SIGTERM; a run keeps every finished case (`--resume`) |
+
+Every non-zero exit prints exactly **one line** on stderr saying what is wrong and how to fix it \
+(`run` also prints progress lines; `cases validate` and `domain validate` list every violation, then \
+one summary line). Never a traceback."""
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
@@ -31,8 +48,9 @@ def render_cli_docs() -> str:
             "# Command-line reference",
             "",
             "Generated from `--help` by `python -m traceladder.cli.docs > docs/cli.md`; a test fails when",
-            "it is stale. Exit codes: 0 ok; 1 gate failed, self-check disagreement or baseline not verified;",
-            "2 usage, configuration or input error (one line on stderr saying what and how to fix).",
+            "it is stale.",
+            "",
+            *EXIT_CODES.splitlines(),
             "",
             "## traceladder",
             "",

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from traceladder.cases.loader import load_cases
-from traceladder.cli.common import add_db_option, db_path
+from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.domain.retail import load_retail_domain
 from traceladder.errors import UserError
 from traceladder.evaluators.judge import JudgeContext
@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "against a case file, and write results and findings. Re-evaluating replaces a run's results.",
     )
     add_db_option(p)
-    p.add_argument("--run", metavar="RUN_ID", help="only this run (default: every run in the store)")
+    p.add_argument(
+        "--run", type=run_id_arg, metavar="RUN_ID", help="only this run (default: every run in the store)"
+    )
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: shipped)")
     p.set_defaults(handler=handle)
 

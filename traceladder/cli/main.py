@@ -1,24 +1,46 @@
 """The `traceladder` entry point: builds the parser from the command modules, maps errors to exits.
 
-Exit codes are a contract: 0 ok, 1 gate failed / self-check disagreement, 2 usage, configuration
-or input error (always with a one-line reason on stderr).
+Exit codes are a contract (docs/cli.md): 0 ok; 1 gate failed, self-check disagreement or a hash
+that does not verify; 2 usage, configuration, input or store error; 3 an internal error (a bug);
+130 / 143 interrupted by SIGINT / SIGTERM. Every non-zero exit prints exactly one line on stderr
+— never a traceback (set TRACELADDER_DEBUG=1 to see one for an internal error).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import traceback
 from collections.abc import Sequence
+from types import FrameType
+
+import duckdb
 
 from traceladder import __version__
 from traceladder.cli import commands
-from traceladder.errors import UserError
+from traceladder.errors import Interrupted, UserError, first_line
+from traceladder.text import printable
+
+EXIT_INTERNAL = 3
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM stops a command exactly like Ctrl-C (a run keeps its finished cases)."""
+    raise Interrupted(f"interrupted by {signal.Signals(signum).name}", 128 + signum)
+
+
+def _say(message: object) -> None:
+    """One line on stderr: data in messages can hold newlines and control characters."""
+    text = " ".join(printable(message).split("\n"))
+    print(f"traceladder: {text}", file=sys.stderr, flush=True)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        print(f"traceladder: error: {message}", file=sys.stderr)
+        """A usage error is one line, like every other error, pointing at --help for the rest."""
+        _say(f"{message} (see `{self.prog} --help`)")
         raise SystemExit(2)
 
 
@@ -39,14 +61,35 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
         return int(args.handler(args) or 0)
     except UserError as exc:
-        print(f"traceladder: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # `traceladder … | head`: the reader left; not an error of ours
-        sys.stderr.close()
+        _say(exc)
+        return exc.exit_code
+    except BrokenPipeError:  # `traceladder … | head`: the reader left, which is not an error
+        # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print("traceladder: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        _say(exc.message if isinstance(exc, Interrupted) else "interrupted")
+        return exc.exit_code if isinstance(exc, Interrupted) else 130
+    except duckdb.Error as exc:  # a store that fails mid-command: corrupt, vanished, unwritable
+        _say(f"store error: {first_line(exc)}")
+        return 2
+    except RecursionError:
+        _say("input nested too deeply to process")
+        return 2
+    except MemoryError:
+        _say("out of memory; narrow the query or the selection")
+        return 2
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        _say(f"{exc.strerror or type(exc).__name__}{where}")
+        return 2
+    except Exception as exc:  # a bug: still one line (the traceback on request), never exit 1
+        if os.environ.get("TRACELADDER_DEBUG"):
+            traceback.print_exc()
+        _say(f"internal error ({type(exc).__name__}: {first_line(exc)}); this is a bug, please report it")
+        return EXIT_INTERNAL

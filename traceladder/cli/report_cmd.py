@@ -11,9 +11,10 @@ from typing import Any
 
 from rich.console import Console
 
-from traceladder.cli.common import add_db_option, db_path
+from traceladder.cli.common import add_db_option, db_path, run_id_arg, terminal
 from traceladder.domain.retail import load_retail_domain
 from traceladder.evaluators.render import render_junit, render_text
+from traceladder.files import write_text
 from traceladder.storage.db import Store
 from traceladder.storage.reports import latest_run, load_report
 
@@ -21,17 +22,12 @@ from traceladder.storage.reports import latest_run, load_report
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="show a run's verdicts, failure classes and evidence")
     add_db_option(p)
-    p.add_argument("run", nargs="?", metavar="RUN_ID", help="run to report (default: the latest)")
+    p.add_argument(
+        "run", nargs="?", type=run_id_arg, metavar="RUN_ID", help="run to report (default: the latest)"
+    )
     p.add_argument("--format", choices=("text", "json", "junit"), default="text")
     p.add_argument("--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(handler=handle)
-
-
-def terminal() -> Console:
-    """The real terminal's width; piped output gets 120 columns instead of rich's 80, so the
-    explanations stay readable in CI logs."""
-    console = Console()
-    return console if console.is_terminal else Console(width=120)
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
@@ -49,8 +45,7 @@ def handle(args: argparse.Namespace) -> int:
         run_id = args.run or latest_run(store)
         report = load_report(store, run_id, load_retail_domain().tool_names)
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(render(report, args.format), encoding="utf-8")
+        write_text(args.output, render(report, args.format), "report")
         print(f"report_path={args.output}")
     elif args.format == "text":
         render_text(report, terminal())
@@ -71,6 +66,5 @@ def evaluate_and_report(store: Store, run_id: str, cases: Path | None, db: Path)
     report = load_report(store, run_id, load_retail_domain().tool_names)
     render_text(report, terminal())
     path = report_path_for(db, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(report, "json"), encoding="utf-8")
+    write_text(path, render(report, "json"), "report")
     return path

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 from traceladder.agent.client import ModelChoice, announce_default, choose_model
-from traceladder.agent.config import AgentConfig, RetryPolicy
-from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary, run_suite
-from traceladder.cli.common import add_db_option, db_path
+from traceladder.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS, AgentConfig, RetryPolicy, redact_url
+from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary, run_suite, stored_config
+from traceladder.cli.common import add_db_option, db_path, int_range, run_id_arg, seconds
 from traceladder.cli.report_cmd import evaluate_and_report
 from traceladder.domain.base import Domain
 from traceladder.domain.retail import load_retail_domain
@@ -24,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run the case suite against a model (default: the simulated sim:faulty)",
         description="Run the suite: every model request and tool execution becomes a GenAI span "
-        "in the store; then evaluate and report. Case FAIL / AGENT_ERROR are outcomes (exit 0).",
+        "in the store; then evaluate and report. Case FAIL / AGENT_ERROR are outcomes (exit 0). "
+        "Ctrl-C or SIGTERM stops within seconds, keeping every finished case (exit 130 / 143).",
     )
     add_db_option(p)
     p.add_argument("--model", help="model name, or sim:oracle / sim:faulty (env TRACELADDER_MODEL)")
@@ -36,36 +36,83 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--dimension", action="append", default=[], metavar="D", help="run only D1..D4 (repeatable)"
     )
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: shipped)")
-    p.add_argument("--repeat", type=int, default=1, metavar="K", help="run every case K times")
-    p.add_argument("--concurrency", type=int, default=4, metavar="N", help="cases in flight (default 4)")
-    p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (same model and config)")
+    p.add_argument(
+        "--repeat", type=int_range(1, MAX_REPEAT), default=None, metavar="K", help="run every case K times"
+    )
+    p.add_argument(
+        "--concurrency", type=int_range(1, 64), default=4, metavar="N", help="cases in flight (default 4)"
+    )
+    p.add_argument(
+        "--resume",
+        type=run_id_arg,
+        metavar="RUN_ID",
+        help="finish an interrupted run with its own model, configuration and selection",
+    )
     p.add_argument(
         "--seed", type=int, default=None, help="sim:faulty fault seed (env TRACELADDER_SIM_SEED; default 0)"
     )
-    p.add_argument("--max-steps", type=int, default=8, help="model requests per case (default 8)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-case timeout (default 120)")
-    p.add_argument("--retry-attempts", type=int, default=4, help="attempts per model request (default 4)")
+    p.add_argument(
+        "--max-steps", type=int_range(1, 100), default=8, help="model requests per case (default 8)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=seconds(),
+        default=120.0,
+        metavar="S",
+        help="wall-clock limit per case (default 120)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=seconds(),
+        default=60.0,
+        metavar="S",
+        help="limit per model request before it is retried (default 60)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int_range(1, 1_000_000),
+        default=DEFAULT_MAX_TOKENS,
+        metavar="N",
+        help=f"output-token cap per model request (default {DEFAULT_MAX_TOKENS})",
+    )
+    p.add_argument(
+        "--token-param",
+        choices=TOKEN_PARAMS,
+        default="auto",
+        help="request field for the cap: auto (max_completion_tokens for api.openai.com, max_tokens "
+        "elsewhere; switched once if the server refuses it)",
+    )
+    p.add_argument(
+        "--retry-attempts", type=int_range(1, 20), default=4, help="attempts per model request (default 4)"
+    )
     p.add_argument(
         "--retry-base-delay",
-        type=float,
+        type=seconds(allow_zero=True, high=60.0),
         default=0.5,
         metavar="S",
         help="first backoff (default 0.5)",
     )
     p.add_argument("--no-report", action="store_true", help="skip evaluation and the report")
-    p.add_argument("--sim-delay", type=float, default=0.0, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--sim-delay", type=seconds(allow_zero=True, high=10.0), default=0.0, help=argparse.SUPPRESS
+    )
     p.set_defaults(handler=handle)
 
 
+MAX_REPEAT = 1000
+# Flags that choose what a new run does; --resume continues a run exactly as it started.
+_SELECTION_FLAGS = ("case", "dimension", "repeat", "seed", "cases")
+
+
 def _config_from_args(args: argparse.Namespace, model: str, base_url: str | None) -> AgentConfig:
-    for name in ("repeat", "concurrency", "max_steps", "retry_attempts"):
-        if getattr(args, name) < 1:
-            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
     return AgentConfig(
         model=model,
         base_url=base_url,
         max_steps=args.max_steps,
         case_timeout_s=args.timeout,
+        request_timeout_s=args.request_timeout,
+        max_tokens=args.max_tokens,
+        token_param=args.token_param,
         retry=RetryPolicy(max_attempts=args.retry_attempts, base_delay_s=args.retry_base_delay),
         sim_seed=_seed(args) if model.startswith("sim:faulty") else None,
     )
@@ -81,13 +128,27 @@ def _seed(args: argparse.Namespace) -> int:
         raise UserError(f"TRACELADDER_SIM_SEED must be an integer, got {raw!r}") from None
 
 
-def _stored_config(store: Store, run_id: str) -> AgentConfig | None:
-    rows = store.fetchall("SELECT config FROM runs WHERE run_id = ?", [run_id])
-    if not rows:
-        return None
-    raw = json.loads(rows[0][0])
+def _resumed(store: Store, args: argparse.Namespace) -> tuple[ModelChoice, AgentConfig]:
+    """The model and configuration a run started with. Flags that would change them are refused,
+    not ignored; --base-url is taken (the stored one has its credentials redacted) but must be
+    the same endpoint."""
+    given = [f"--{name}" for name in _SELECTION_FLAGS if getattr(args, name) not in (None, [])]
+    if given:
+        raise UserError(f"--resume continues {args.resume} with its own selection; drop {', '.join(given)}")
+    raw = stored_config(store, args.resume)
+    if raw is None:
+        raise UserError(f"no run {args.resume} in {store.path}; see `traceladder sql 'SELECT * FROM runs'`")
+    if args.model and args.model != raw["model"]:
+        raise UserError(f"run {args.resume} used model {raw['model']!r}; drop --model or pass that one")
+    stored_url = raw.get("base_url")
+    url = args.base_url or (stored_url and os.environ.get("OPENAI_BASE_URL")) or stored_url
+    if url != stored_url and redact_url(url) != stored_url:
+        raise UserError(f"--base-url is not the endpoint run {args.resume} used ({stored_url})")
+    if raw.pop("base_url_redacted", False) and url == stored_url:
+        raise UserError(f"run {args.resume} used a base URL with credentials; pass it again with --base-url")
     raw["retry"] = RetryPolicy(**raw["retry"])
-    return AgentConfig(**raw)
+    config = AgentConfig(**dict(raw, base_url=url))
+    return choose_model(config.model, url), config
 
 
 def plain_progress(done: int, total: int, case_id: str, status: str) -> None:
@@ -98,16 +159,13 @@ def handle(args: argparse.Namespace) -> int:
     domain = load_retail_domain()
     path = db_path(args)
     with Store(path) as store:
-        stored = _stored_config(store, args.resume) if args.resume else None
-        if stored is not None:
-            choice = choose_model(stored.model, stored.base_url)
-            config = stored
+        if args.resume:
+            choice, config = _resumed(store, args)
         else:
             choice = choose_model(args.model, args.base_url)
-            announce_default(choice)
             config = _config_from_args(args, choice.model, choice.base_url)
         options = RunOptions(
-            case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=args.repeat,
+            case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=args.repeat or 1,
             concurrency=args.concurrency, resume=args.resume, cases_path=args.cases,
             sim_delay_s=args.sim_delay,
         )  # fmt: skip
@@ -127,8 +185,13 @@ def handle(args: argparse.Namespace) -> int:
 def _run_with_progress(
     store: Store, choice: ModelChoice, config: AgentConfig, options: RunOptions, domain: Domain
 ) -> RunSummary:
+    def started(run_id: str) -> None:
+        announce_default(choice)  # only once the run really starts: an error stays the only line
+
     if not sys.stderr.isatty():
-        return run_suite(store, choice, config, options, domain=domain, progress=plain_progress)
+        return run_suite(
+            store, choice, config, options, domain=domain, progress=plain_progress, on_start=started
+        )
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
@@ -144,4 +207,4 @@ def _run_with_progress(
             bar.update(task, completed=done, total=total, description=f"{choice.model} {case_id}")
 
         progress: ProgressFn = tick
-        return run_suite(store, choice, config, options, domain=domain, progress=progress)
+        return run_suite(store, choice, config, options, domain=domain, progress=progress, on_start=started)

@@ -28,11 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     try:
-        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+        seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
-        raise UserError(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
-    if not seeds:
-        raise UserError("--seeds needs at least one seed")
+        raise UserError(f"--seeds must be comma-separated integers like 1,2,3, got {args.seeds!r}") from None
+    if len(set(seeds)) != len(seeds):
+        raise UserError(f"--seeds lists a seed twice: {args.seeds!r}")
     with tempfile.TemporaryDirectory() as tmp, Store(args.db or Path(tmp) / "selfcheck.duckdb") as store:
         result = selfcheck(store, load_retail_domain(), seeds, args.cases)
     print(f"selfcheck: {result.judged} case runs judged over seeds {','.join(map(str, seeds))}")

@@ -5,16 +5,23 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from traceladder.cli.common import add_db_option, db_path
+from traceladder.cli.common import add_db_option, db_path, terminal
+from traceladder.errors import UserError
 from traceladder.storage.db import Store
-from traceladder.storage.query import QUERY_SURFACE, QueryResult, run_query
+from traceladder.storage.query import QUERY_SURFACE, QueryResult, lock_down, run_query
+from traceladder.text import printable
+
+TABLE_ROWS = 1000  # the table view is for reading; --csv / --json stream every row
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,10 +30,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run a read-only SQL query over the store",
         description="Read-only SQL over the store. Tables and views: "
         + ", ".join(QUERY_SURFACE)
-        + ". See docs/data-model.md. Write statements are refused.",
+        + ". See docs/data-model.md. The store cannot be changed and no file can be read or written, "
+        "except the files given with --file, which are loaded as tables first.",
     )
     add_db_option(p)
     p.add_argument("query", help='one SQL statement, e.g. "SELECT code, count(*) FROM failures GROUP BY 1"')
+    p.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="load a local .csv/.tsv/.parquet/.json/.jsonl file as table NAME (repeatable)",
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="print CSV")
     fmt.add_argument("--json", action="store_true", help="print a JSON array of objects")
@@ -34,34 +49,80 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _plain(value: Any) -> Any:
+    """A JSON/CSV-friendly value: decimals as numbers, no NaN or Infinity (not JSON; null instead),
+    dates as ISO text, bytes as hex."""
+    if isinstance(value, Decimal):  # DECIMAL columns (e.g. `1.5`, `avg()` of decimals): JSON numbers
+        value = float(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, bytes):
         return value.hex()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def _files(specs: list[str]) -> dict[str, Path]:
+    files = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise UserError(f"--file takes NAME=PATH, got {spec!r}")
+        files[name] = Path(path)
+    return files
 
 
 def handle(args: argparse.Namespace) -> int:
     with Store(db_path(args), read_only=True) as store:
+        lock_down(store, _files(args.file))
         result = run_query(store, args.query)
-    if args.csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(result.columns)
-        writer.writerows([[_plain(v) for v in row] for row in result.rows])
-    elif args.json:
-        objects = [dict(zip(result.columns, map(_plain, row), strict=True)) for row in result.rows]
-        sys.stdout.write(json.dumps(objects, ensure_ascii=False, default=str, indent=1) + "\n")
-    else:
-        _table(result)
+        if args.csv:
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(result.columns)
+            for chunk in result.rows:
+                writer.writerows([[_plain(v) for v in row] for row in chunk])
+        elif args.json:
+            _json(result)
+        else:
+            _table(result)
     return 0
+
+
+def _json(result: QueryResult) -> None:
+    encode = json.JSONEncoder(ensure_ascii=False, default=str, allow_nan=False).encode
+    sys.stdout.write("[")
+    first = True
+    for chunk in result.rows:
+        for row in chunk:
+            sys.stdout.write(
+                ("\n" if first else ",\n") + encode(dict(zip(result.columns, map(_plain, row), strict=True)))
+            )
+            first = False
+    sys.stdout.write("\n]\n" if not first else "]\n")
 
 
 def _table(result: QueryResult) -> None:
     table = Table(show_lines=False)
     for column in result.columns:
-        table.add_column(column, overflow="fold")
-    for row in result.rows:
-        table.add_row(*("NULL" if v is None else str(_plain(v)) for v in row))
-    console = Console(width=max(Console().width, 160))
+        table.add_column(Text(printable(column)), overflow="fold")
+    shown, more = 0, False
+    for chunk in result.rows:
+        for row in chunk:
+            if shown == TABLE_ROWS:
+                more = True
+                break
+            # Text(), not str: data must never be read as rich markup, nor reach the terminal raw.
+            table.add_row(*(Text("NULL" if v is None else printable(_plain(v))) for v in row))
+            shown += 1
+        if more:
+            break
+    console = terminal(min_width=160)
     console.print(table)
-    console.print(f"{len(result.rows)} row(s)")
+    if more:
+        console.print(f"first {TABLE_ROWS} row(s) shown; use --csv or --json for all of them")
+    else:
+        console.print(f"{shown} row(s)")

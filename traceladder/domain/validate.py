@@ -137,6 +137,8 @@ def validate_retail_files(files: dict[str, bytes]) -> list[str]:
         fixtures = json.loads(files["fixtures.json"])
         policy = json.loads(files["policy.json"])
         domain = build_domain(files)
-    except (ValueError, KeyError, TypeError) as exc:
+    except RecursionError:
+        return ["data files could not be loaded: JSON nested too deeply"]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return [f"data files could not be loaded: {type(exc).__name__}: {exc}"]
     return validate_domain(domain, expected_tools=13) + validate_retail_fixtures(fixtures, policy)

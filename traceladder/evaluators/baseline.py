@@ -140,14 +140,30 @@ def comparability(baseline: Mapping[str, Any], model: str, input_hashes: Mapping
 
 
 def check_lock_runs(runs: Sequence[Mapping[str, Any]]) -> None:
-    """At least MIN_RUNS complete runs with identical input hashes and model."""
+    """At least MIN_RUNS distinct, complete runs with identical inputs, model and selection.
+
+    Each run is a mapping with run_id, model, input_hashes, selection, complete and
+    incompleteness (why it is not complete). The same run listed three times is one trial, not
+    three; a full run next to partial selections is not a repetition of it.
+    """
+    ids = [run["run_id"] for run in runs]
+    repeated = sorted({r for r in ids if ids.count(r) > 1})
+    if repeated:
+        raise LockRefused(
+            f"run {repeated[0]} is listed more than once; locking needs {MIN_RUNS} distinct runs"
+        )
     if len(runs) < MIN_RUNS:
         raise LockRefused(
             f"locking needs at least {MIN_RUNS} complete runs; the consistency record has {len(runs)}"
         )
     first = runs[0]
     for run in runs:
-        if run["status"] != "complete":
-            raise LockRefused(f"run {run['run_id']} is {run['status']}, not complete")
+        if not run["complete"]:
+            raise LockRefused(run["incompleteness"])
         if run["input_hashes"] != first["input_hashes"] or run["model"] != first["model"]:
             raise LockRefused(f"runs {first['run_id']} and {run['run_id']} do not have identical inputs")
+        if run["selection"] != first["selection"]:
+            raise LockRefused(
+                f"runs {first['run_id']} and {run['run_id']} ran different selections of cases; "
+                "repeat the same selection (or the full suite)"
+            )

@@ -6,9 +6,17 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from traceladder.evaluators.report import DIMENSIONS, VERDICTS
+from traceladder.text import printable, xml_text
+
+
+def _cell(value: object) -> Text:
+    """Data in a table cell: never rich markup, never raw control characters."""
+    return Text(printable(value))
 
 
 def _pct(value: float | None) -> str:
@@ -19,7 +27,8 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
     run, s = report["run"], report["summary"]
     counts = s["verdict_counts"]
     console.print(
-        f"[bold]traceladder[/bold] run {run.get('run_id')} · model {run.get('model')} · "
+        f"[bold]traceladder[/bold] run {escape(printable(run.get('run_id')))} · "
+        f"model {escape(printable(run.get('model')))} · "
         f"{s['case_count']} case runs · accuracy [bold]{_pct(s['accuracy'])}[/bold] "
         f"({counts['PASS']}/{s['scored_count']} scored; SKIP and AGENT_ERROR excluded)"
     )
@@ -44,14 +53,16 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         classes.add_column("cases", justify="right")
         classes.add_column("examples")
         for item in s["top_failures"]:
-            classes.add_row(item["failure_class"], str(item["count"]), ", ".join(item["cases"][:4]))
+            classes.add_row(
+                _cell(item["failure_class"]), str(item["count"]), _cell(", ".join(item["cases"][:4]))
+            )
         console.print(classes)
     if s["top_worst_tools"]:
         tools = Table(title="Tools implicated in failures")
         tools.add_column("tool")
         tools.add_column("failing cases", justify="right")
         for item in s["top_worst_tools"]:
-            tools.add_row(item["tool"], str(item["fail_cases"]))
+            tools.add_row(_cell(item["tool"]), str(item["fail_cases"]))
         console.print(tools)
     scores = Table(title="Mean rung scores")
     scores.add_column("score")
@@ -68,18 +79,27 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         cases.add_column("why", overflow="fold")
         for r in bad[:show_cases]:
             name = r["case_id"] + (f"#{r['repeat_index']}" if r["repeat_index"] else "")
-            cases.add_row(name, r["taxonomy"] or r["verdict"], str(r["settled_at"] or "—"), r["explanation"])
+            cases.add_row(
+                _cell(name),
+                _cell(r["taxonomy"] or r["verdict"]),
+                str(r["settled_at"] or "—"),
+                _cell(r["explanation"]),
+            )
         console.print(cases)
         if len(bad) > show_cases:
             console.print(f"… {len(bad) - show_cases} more in the JSON report")
 
 
 def render_junit(report: dict[str, Any]) -> str:
-    """One <testcase> per case run; FAIL → <failure>, AGENT_ERROR → <error>, SKIP → <skipped>."""
+    """One <testcase> per case run; FAIL → <failure>, AGENT_ERROR → <error>, SKIP → <skipped>.
+
+    Every string from the run (names, messages, model output) goes through `xml_text`: a model
+    that emits ESC or NUL must not make the CI artifact unparsable.
+    """
     s = report["summary"]["verdict_counts"]
     suite = ET.Element(
         "testsuite",
-        name=f"traceladder {report['run'].get('run_id')}",
+        name=xml_text(f"traceladder {report['run'].get('run_id')}"),
         tests=str(len(report["results"])),
         failures=str(s["FAIL"]),
         errors=str(s["AGENT_ERROR"]),
@@ -87,17 +107,18 @@ def render_junit(report: dict[str, Any]) -> str:
     )
     for r in report["results"]:
         name = r["case_id"] + (f"#{r['repeat_index']}" if r["repeat_index"] else "")
-        case = ET.SubElement(suite, "testcase", classname=f"traceladder.{r['dimension']}", name=name)
+        case = ET.SubElement(
+            suite, "testcase", classname=xml_text(f"traceladder.{r['dimension']}"), name=xml_text(name)
+        )
         detail = "\n".join(f"[rung {f['rung']}] {f['code']}: {f['message']}" for f in r["findings"])
+        message = xml_text(r["explanation"] or "")
         if r["verdict"] == "FAIL":
-            node = ET.SubElement(
-                case, "failure", message=r["explanation"] or "", type=r["taxonomy"] or "FAIL"
-            )
-            node.text = detail
+            node = ET.SubElement(case, "failure", message=message, type=xml_text(r["taxonomy"] or "FAIL"))
+            node.text = xml_text(detail)
         elif r["verdict"] == "AGENT_ERROR":
-            ET.SubElement(case, "error", message=r["explanation"] or "", type="AGENT_ERROR")
+            ET.SubElement(case, "error", message=message, type="AGENT_ERROR")
         elif r["verdict"] == "SKIP":
-            ET.SubElement(case, "skipped", message=r["explanation"] or "")
+            ET.SubElement(case, "skipped", message=message)
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)

@@ -1,7 +1,9 @@
 """The DuckDB span store: one connection per process, serialised by a lock, migrated on open.
 
 DuckDB allows one writing process per file. Opening a file another process holds gives a one-line
-`UserError` that says so and what to do, never a lock traceback.
+`StoreError` that says so and what to do, never a lock traceback. So does every other reason a
+file cannot serve as our store: another program's database (we never add our tables to it), a
+store from a newer traceladder, a damaged migration record, a corrupt or unwritable file.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from typing import Any
 
 import duckdb
 
-from traceladder.errors import UserError
+from traceladder.errors import StoreError, first_line
 from traceladder.storage.migrations import MIGRATIONS
+
+KNOWN_MIGRATIONS = tuple(name for name, _ in MIGRATIONS)
 
 _HOLDER = re.compile(r"PID (\d+)")
 # Runs this process is executing right now. DuckDB lets one process open a file several times, so
@@ -31,30 +35,63 @@ class Store:
         self.path = Path(path)
         self.read_only = read_only
         self.lock = threading.RLock()
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a directory; pass --db with a file path")
         if read_only and not self.path.exists():
-            raise UserError(f"no store at {self.path}; run `traceladder run` first or pass --db")
+            raise StoreError(f"no store at {self.path}; run `traceladder run` first or pass --db")
         try:
             self.conn = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.IOException as exc:
             raise _open_error(self.path, exc) from None
         except duckdb.Error as exc:
-            raise UserError(f"cannot open {self.path} as a DuckDB store: {_first_line(exc)}") from None
-        if read_only:
-            if "schema_migrations" not in self.tables():
-                raise UserError(f"{self.path} is not a traceladder store (no schema_migrations)")
-        else:
-            # Checkpoint less often than DuckDB's 16 MB default: span batches are large, and each
-            # checkpoint rewrites row groups (measured: +27% write throughput at 64 MB). The WAL
-            # keeps every committed batch durable in between.
-            self.conn.execute("SET checkpoint_threshold = '64MB'")
-            self._migrate()
-            # Only one process can hold the file for writing, so a run still marked running
-            # belongs to a process that died (Ctrl-C handled elsewhere; this is kill -9).
-            self.execute(
-                "UPDATE runs SET status = 'interrupted'"
-                " WHERE status = 'running' AND NOT list_contains(?, run_id)",
-                [sorted(ACTIVE_RUNS)],
+            raise StoreError(f"cannot open {self.path} as a DuckDB store: {first_line(exc)}") from None
+        try:
+            self._open()
+        except duckdb.Error as exc:
+            self.conn.close()
+            raise StoreError(f"cannot use the store {self.path}: {first_line(exc)}") from None
+        except StoreError:
+            self.conn.close()
+            raise
+
+    def _open(self) -> None:
+        applied = self._check_identity()
+        if self.read_only:
+            return
+        # Checkpoint less often than DuckDB's 16 MB default: span batches are large, and each
+        # checkpoint rewrites row groups (measured: +27% write throughput at 64 MB). The WAL
+        # keeps every committed batch durable in between.
+        self.conn.execute("SET checkpoint_threshold = '64MB'")
+        self._migrate(applied)
+        # Only one process can hold the file for writing, so a run still marked running
+        # belongs to a process that died (Ctrl-C handled elsewhere; this is kill -9).
+        self.execute(
+            "UPDATE runs SET status = 'interrupted'"
+            " WHERE status = 'running' AND NOT list_contains(?, run_id)",
+            [sorted(ACTIVE_RUNS)],
+        )
+
+    def _check_identity(self) -> set[str]:
+        """The applied migrations, after refusing files that are not (or not yet) our store."""
+        tables = self.tables()
+        if "schema_migrations" not in tables:
+            if tables:
+                shown = ", ".join(sorted(tables)[:5])
+                raise StoreError(
+                    f"{self.path} is a DuckDB file of another program (tables: {shown}); traceladder "
+                    "will not add its tables to it — pass --db with a new file or a traceladder store"
+                )
+            if self.read_only:
+                raise StoreError(f"{self.path} is an empty DuckDB file, not a traceladder store; pass --db")
+            return set()
+        applied = {r[0] for r in self.fetchall("SELECT name FROM schema_migrations")}
+        unknown = sorted(applied - set(KNOWN_MIGRATIONS))
+        if unknown:
+            raise StoreError(
+                f"{self.path} was written by a newer traceladder (migration {unknown[0]}); "
+                "upgrade traceladder to use it"
             )
+        return applied
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -93,36 +130,38 @@ class Store:
 
     # -- schema ------------------------------------------------------------------------------
 
-    def _migrate(self) -> None:
+    def _migrate(self, applied: set[str]) -> None:
         with self.transaction() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations "
                 "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMP DEFAULT current_timestamp)"
             )
-            applied = {r[0] for r in conn.execute("SELECT name FROM schema_migrations").fetchall()}
             for name, sql in MIGRATIONS:
-                if name not in applied:
+                if name in applied:
+                    continue
+                try:
                     conn.execute(sql)
-                    conn.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
+                except duckdb.CatalogException as exc:
+                    raise StoreError(
+                        f"the store {self.path} is damaged: migration {name} is not recorded but its "
+                        f"objects exist ({first_line(exc)}); restore it from a copy or start a new --db"
+                    ) from None
+                conn.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
 
     def applied_migrations(self) -> list[str]:
         return [r[0] for r in self.fetchall("SELECT name FROM schema_migrations ORDER BY name")]
 
 
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def _open_error(path: Path, exc: duckdb.IOException) -> UserError:
+def _open_error(path: Path, exc: duckdb.IOException) -> StoreError:
     text = str(exc)
     if "lock" in text.lower():
         holder = _HOLDER.search(text)
         who = f"process {holder.group(1)}" if holder else "another process"
-        return UserError(
+        return StoreError(
             f"the store {path} is in use by {who} (DuckDB allows one writer per file); "
             "wait for it to finish, or pass --db with another file"
         )
-    return UserError(f"cannot open {path}: {_first_line(exc)}")
+    return StoreError(f"cannot open {path}: {first_line(exc)}")
 
 
 def open_store(path: Path, *, read_only: bool = False) -> Store:

@@ -16,18 +16,22 @@ log = logging.getLogger(__name__)
 
 class DuckDBSpanExporter(SpanExporter):
     """Writes batches in one transaction (Arrow, never row by row). Telemetry never breaks the
-    agent: a failed write is logged and reported as FAILURE, not raised into the loop."""
+    agent: a failed write is logged and reported as FAILURE, not raised into the loop — and kept
+    in `error`, so the runner can refuse to call a case finished whose spans are not durable."""
 
     def __init__(self, store: Store, source: str = "suite") -> None:
         self.store = store
         self.source = source
         self.exported = 0
+        self.error: Exception | None = None  # the first failed write; sticky
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
             self.exported += write_readable_spans(self.store, spans, self.source)
-        except Exception:
-            log.exception("span store write failed for %d spans", len(spans))
+        except Exception as exc:
+            log.debug("span store write failed for %d spans: %s", len(spans), exc)
+            if self.error is None:
+                self.error = exc
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 

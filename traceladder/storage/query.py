@@ -1,18 +1,26 @@
-"""Ad-hoc SQL over the store: read-only, one statement at a time, writes refused up front."""
+"""Ad-hoc SQL over the store, read-only — enforced by DuckDB, not by guessing statement types.
+
+A list of "reading" statement types cannot win: `EXPLAIN ANALYZE COPY … TO`, `IMPORT DATABASE`
+(its schema.sql holds a COPY) and `SET log_query_path` all write files while looking harmless.
+So the connection is opened read-only (no table can change), then DuckDB's own controls are set
+and locked: `enable_external_access = false` (no file, network or extension access of any kind)
+and `lock_configuration = true` (no `SET` can undo it). Local files a user wants to join with are
+read *before* the lock, into temporary tables (`--file NAME=PATH`), so no path stays reachable.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from traceladder.errors import UserError
+from traceladder.errors import UserError, first_line
 from traceladder.storage.db import Store
 
-# Statement types that only read. Anything else is refused before it reaches the database (the
-# read-only connection would refuse it too, but with DuckDB's wording).
-READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "SET", "VARIABLE_SET", "RELATION"})
 QUERY_SURFACE = (
     "spans",
     "tool_calls",
@@ -23,33 +31,92 @@ QUERY_SURFACE = (
     "failures",
     "case_results",
 )
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_READERS = {
+    ".csv": "read_csv",
+    ".tsv": "read_csv",
+    ".parquet": "read_parquet",
+    ".json": "read_json",
+    ".jsonl": "read_json",
+    ".ndjson": "read_json",
+}
+FETCH_ROWS = 1_000  # rows per fetch: results stream, so a huge result never sits in memory
 
 
 @dataclass(frozen=True)
 class QueryResult:
     columns: list[str]
-    rows: list[tuple[Any, ...]]
+    rows: Iterator[list[tuple[Any, ...]]]  # chunks of rows, in order
+
+
+def _reader(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    reader = _READERS.get(suffixes[-1] if suffixes else "")
+    if reader is None:
+        raise UserError(
+            f"--file {path}: unknown format; use .csv, .tsv, .parquet, .json or .jsonl (optionally .gz)"
+        )
+    return reader
+
+
+def lock_down(store: Store, files: Mapping[str, Path] | None = None) -> None:
+    """Load `files` as temporary tables, then switch off every file access and lock the settings.
+    After this the connection can read the store and those tables, and nothing else."""
+    if not store.read_only:
+        raise ValueError("lock_down needs a read-only store")
+    for name, path in (files or {}).items():
+        if not _NAME.match(name) or name.lower() in QUERY_SURFACE:
+            raise UserError(f"--file {name}=…: the name must be an identifier that is not one of our tables")
+        if not path.is_file():
+            raise UserError(f"--file {name}={path}: no such file")
+        try:
+            store.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM {_reader(path)}(?)', [str(path)])
+        except duckdb.Error as exc:
+            raise UserError(f"--file {name}={path}: cannot read it: {first_line(exc)}") from None
+    store.execute("SET enable_external_access = false")
+    store.execute("SET lock_configuration = true")
 
 
 def run_query(store: Store, sql: str) -> QueryResult:
-    """Run one read-only statement; `UserError` with one line for writes and SQL errors."""
+    """Run one statement on a locked-down connection; `UserError` with one line on any error.
+
+    Rows come back in chunks of `FETCH_ROWS` as the caller consumes them.
+    """
     try:
         statements = store.conn.extract_statements(sql)
     except duckdb.Error as exc:
-        raise UserError(f"SQL error: {_first_line(exc)}") from None
+        raise UserError(f"SQL error: {first_line(exc)}") from None
     if len(statements) != 1:
         raise UserError(f"run one statement at a time (got {len(statements)})")
-    kind = statements[0].type.name
-    if kind not in READ_STATEMENTS:
-        raise UserError(f"refused: `traceladder sql` is read-only and this is a {kind} statement")
     try:
         with store.lock:
             cursor = store.conn.execute(sql)
             columns = [d[0] for d in cursor.description or []]
-            return QueryResult(columns, cursor.fetchall())
+            first = cursor.fetchmany(FETCH_ROWS) if cursor.description else []
     except duckdb.Error as exc:
-        raise UserError(f"SQL error: {_first_line(exc)}") from None
+        raise _refusal(exc) from None
+
+    def chunks() -> Iterator[list[tuple[Any, ...]]]:
+        chunk = first
+        while chunk:
+            yield chunk
+            if len(chunk) < FETCH_ROWS:
+                return
+            try:
+                with store.lock:
+                    chunk = cursor.fetchmany(FETCH_ROWS)
+            except duckdb.Error as exc:
+                raise UserError(f"SQL error while reading results: {first_line(exc)}") from None
+
+    return QueryResult(columns, chunks())
 
 
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0]
+def _refusal(exc: duckdb.Error) -> UserError:
+    text = first_line(exc)
+    if (
+        isinstance(exc, duckdb.PermissionException)
+        or "read-only mode" in text
+        or "configuration has been locked" in text
+    ):
+        return UserError(f"refused: `traceladder sql` is read-only ({text})")
+    return UserError(f"SQL error: {text}")

@@ -27,7 +27,9 @@ from traceladder.storage.judging import (
 BATCH_TRACES = 20_000
 
 # The judging units: every trace whose root or invoke_agent span names a case. Suite runs and
-# imported traces alike; a case_runs row, when there is one, adds the agent status.
+# imported traces alike; a case_runs row, when there is one, adds the agent status. A trace of one
+# of our own runs without a case_runs row is an attempt that never finished (Ctrl-C, a failed
+# write): `--resume` runs that case again, so the abandoned attempt is not a unit.
 _UNITS = """
 WITH tagged AS (
     SELECT trace_id,
@@ -45,6 +47,7 @@ SELECT t.run_id, t.case_id, t.repeat_index, t.trace_id,
 FROM tagged t
 LEFT JOIN case_runs cr ON cr.trace_id = t.trace_id
 WHERE ($run IS NULL OR t.run_id = $run)
+  AND (cr.trace_id IS NOT NULL OR t.run_id NOT IN (SELECT run_id FROM runs))
 QUALIFY row_number() OVER (PARTITION BY t.trace_id ORDER BY t.case_id) = 1
 ORDER BY t.run_id, t.case_id, t.repeat_index
 """
