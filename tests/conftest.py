@@ -39,3 +39,16 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, 
 
 def body(outcome):
     return json.loads(json.dumps(outcome.result))
+
+
+def judge_case(case, calls, domain, *, agent_error=None, ladder=None):
+    """One trace of one case through the real ladder, as the evaluation layer assembles it."""
+    from traceladder.evaluators.inputs import DomainRules, TraceInputs
+    from traceladder.evaluators.ladder import Ladder
+    from traceladder.evaluators.schema import SchemaRegistry
+
+    inputs = TraceInputs(
+        "0" * 32, tuple(calls), case, SchemaRegistry(domain.tool_schemas, f"domain:{domain.name}"),
+        DomainRules.of(domain), agent_error=agent_error,
+    )  # fmt: skip
+    return (ladder or Ladder()).judge(inputs)

@@ -8,9 +8,21 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, cli
-from traceladder.cases import input_hashes, load_cases, shipped_suite_path, validate_suite
+from traceladder.cases import input_hashes, load_cases
 from traceladder.cases.coverage import coverage_markdown
-from traceladder.cases.spec import CATEGORY_SPECS
+from traceladder.cases.validator import validate_suite as validate_in
+from traceladder.domain.retail import load_retail_domain
+from traceladder.domain.retail.suite import CATEGORIES
+
+
+def shipped_suite_path() -> Path:
+    path = load_retail_domain().suite_path
+    assert path is not None
+    return path
+
+
+def validate_suite(path: Path):
+    return validate_in(path, load_retail_domain())
 
 
 def records() -> list[dict]:
@@ -138,7 +150,7 @@ RULES = [
         "fixture id",
         _call0("params", {"order_id": "W449"}),
         "golden.calls[0].params.order_id",
-        "not in the standard fixtures",
+        "not in the fixtures",
     ),
     ("negative type", _set(["negative"], "no"), "negative", "boolean"),
     ("skip without reason", _set(["skip"], True), "skip_reason", "requires a non-empty"),
@@ -155,7 +167,7 @@ RULES = [
         "context",
         "differs from",
     ),
-    ("category not in spec", _set(["category"], "brand_new"), "category", "not in CATEGORY_SPECS"),
+    ("category not in spec", _set(["category"], "brand_new"), "category", "not a category of the suite spec"),
 ]
 
 
@@ -299,7 +311,7 @@ def test_input_hashes_bind_every_input(retail):
 
 
 def test_category_table_matches_the_suite():
-    assert len(CATEGORY_SPECS) == 24
+    assert len(CATEGORIES) == 24
 
 
 def test_category_spec_ordering_and_whitelist_are_enforced(tmp_path):

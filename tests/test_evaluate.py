@@ -12,8 +12,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.conftest import cli
-from traceladder.agent.selfcheck import compare_labels, selfcheck
 from traceladder.storage import DuckDBSpanExporter, Store
+from traceladder.workflows.selfcheck import compare_labels, selfcheck
 
 
 def query(db, sql, params=None):
@@ -161,30 +161,27 @@ def test_report_without_results_is_a_clear_error(tmp_path):
 
 def test_parallel_judging_equals_serial(tmp_path, retail):
     """The process pool is an optimisation only: identical rows to judging in-process."""
-    from traceladder.cases import load_cases
-    from traceladder.evaluators.judge import JudgeContext
-    from traceladder.storage.judging import Judges
-    from traceladder.storage.results import read_call_table, read_units
+    from traceladder.evaluation.assemble import build_context
+    from traceladder.evaluation.pool import Judges
+    from traceladder.evaluators.ladder import Ladder
+    from traceladder.storage.readers import read_call_table, read_units
 
     db = tmp_path / "p.duckdb"
     assert cli("run", "--model", "sim:faulty", "--seed", "4", "--db", str(db), "--no-report").returncode == 0
-    cases = {c.id: c for c in load_cases()}
-    ctx = JudgeContext.from_domain(retail)
     with Store(db) as store:
         units = read_units(store, None)
-        calls = read_call_table(store, units)
+        calls = read_call_table(store, [u.trace_id for u in units])
+    ctx = build_context(units, Ladder())
     outputs = []
     for workers in (1, 2):
-        with Judges(ctx, cases, workers=workers, min_parallel=0) as judges:
+        with Judges(ctx, workers=workers, min_parallel=0) as judges:
             judges.submit(units, calls)
-            tables = list(judges.results())
-        outputs.append(tables)
+            outputs.append(list(judges.results()))
     serial, parallel = outputs
     assert len(parallel) == 2  # really split over two workers
-    drop = ["evaluated_at"]
-    import pyarrow as pa
-
-    serial_rows = serial[0][0].drop_columns(drop).to_pylist()
-    parallel_rows = pa.concat_tables([t[0] for t in parallel]).drop_columns(drop).to_pylist()
-    assert parallel_rows == serial_rows
-    assert pa.concat_tables([t[1] for t in parallel]).to_pylist() == serial[0][1].to_pylist()
+    for name in ("traces", "rungs", "findings"):
+        serial_rows = getattr(serial[0], name).to_pylist()
+        parallel_rows = [row for part in parallel for row in getattr(part, name).to_pylist()]
+        for row in serial_rows + parallel_rows:
+            row.pop("evaluated_at", None)
+        assert parallel_rows == serial_rows, name

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceladder.evaluators import call_match, partial_credit, schema, trajectory
+from traceladder.evaluators import matching, partial_credit, schema, trajectory
 from traceladder.evaluators.assignment import max_weight_assignment
-from traceladder.evaluators.compare import compare, seed2_normalize
+from traceladder.evaluators.compare import compare
 from traceladder.evaluators.types import Call, Expected
 
 TOOL_SCHEMAS = {
@@ -45,11 +43,11 @@ ACTUAL = [
 def seed2_credit(expected: Expected, call: Call) -> float:
     if expected.name != call.name:
         return 0.0
-    return 0.5 if call_match.arguments_match(expected, call) else 1.0
+    return 0.5 if matching.arguments_match(expected, call) else 1.0
 
 
 def test_seed2_worked_example_rung1_flags_seat_only():
-    result = schema.evaluate(ACTUAL, schema.SchemaRegistry(TOOL_SCHEMAS))
+    result = schema.check_calls(ACTUAL, schema.SchemaRegistry(TOOL_SCHEMAS))
     assert result.status == "fail"
     assert [(f.tool, f.code) for f in result.findings] == [("book_flight", "PARAM_WRONG_FORMAT")]
     assert "'seat' was unexpected" in result.findings[0].message
@@ -57,15 +55,15 @@ def test_seed2_worked_example_rung1_flags_seat_only():
 
 
 def test_seed2_worked_example_rung2_rows():
-    result = call_match.positional(ACTUAL, EXPECTED)
-    rows = [(c.status, c.expected_tool, c.actual_tool) for c in result.checks]
+    checks, findings = matching.positional(ACTUAL, EXPECTED)
+    rows = [(c.status, c.expected_tool, c.actual_tool) for c in checks]
     assert rows == [
         ("partial", "search_flights", "search_flights"),  # right name, wrong date
         ("wrong_tool", "book_flight", "search_flights"),  # the duplicate pushed the booking out
         ("extra", None, "book_flight"),
     ]
-    assert result.checks[0].diffs[0].param == "date"
-    assert result.status == "fail"
+    assert checks[0].diffs[0].param == "date"
+    assert {f.code for f in findings} == {"PARAM_WRONG_VALUE", "TOOL_WRONG", "CALL_EXTRA"}
 
 
 def test_seed2_worked_example_rung3_and_rung4():
@@ -134,19 +132,31 @@ def test_unknown_rule_lists_the_choices():
         compare("fuzzy", 1, 1)
 
 
-def test_seed2_normalisation():
-    assert seed2_normalize({"city": " JFK ", "when": "2026-11-02"}) == {
-        "city": "jfk",
-        "when": date(2026, 11, 2).isoformat(),
-    }
+def test_exact_is_the_default_in_every_path():
+    """No path normalises silently: " nyc " is not "NYC" unless a rule asks for it, and the same
+    two calls compare the same way with or without case rules."""
+    actual = Call("f", {"city": " nyc ", "when": "2026-11-02T00:00:00"})
+    seed2 = Expected("f", {"city": "NYC", "when": "2026-11-02"})  # no rules: whole object, exact
+    case = Expected("f", {"city": "NYC", "when": "2026-11-02"}, {})  # case path, default rule
+    for want in (seed2, case):
+        diffs = matching.arguments_match(want, actual)
+        assert [(d.param, d.rule, d.code) for d in diffs] == [
+            ("city", "exact", "PARAM_WRONG_VALUE"),
+            ("when", "exact", "PARAM_WRONG_VALUE"),
+        ]
+    asked = Expected(
+        "f", {"city": "NYC", "when": "2026-11-02"}, {"city": "normalized_str", "when": "normalized_date"}
+    )
+    assert [d.param for d in matching.arguments_match(asked, actual)] == ["when"]  # date ≠ datetime
+    assert matching.arguments_match(asked, Call("f", {"city": " nyc ", "when": "2026-11-02"})) == ()
 
 
 def test_expected_call_defines_the_keys_compared():
     want = Expected("f", {"a": 1}, {})
-    assert call_match.arguments_match(want, Call("f", {"a": 1, "b": 2})) == ()
-    assert [d.code for d in call_match.arguments_match(want, Call("f", {}))] == ["PARAM_MISSING"]
+    assert matching.arguments_match(want, Call("f", {"a": 1, "b": 2})) == ()
+    assert [d.code for d in matching.arguments_match(want, Call("f", {}))] == ["PARAM_MISSING"]
     empty = Expected("f", {}, {})
-    assert call_match.arguments_match(empty, Call("f", {"x": 1})) == ()
+    assert matching.arguments_match(empty, Call("f", {"x": 1})) == ()
 
 
 def test_optimal_beats_greedy_on_the_peer_bug():
@@ -188,8 +198,8 @@ def test_shuffling_actual_calls_never_changes_order_free_scores(actual, expected
     assert partial_credit.optimal(actual, expected, seed2_credit) == pytest.approx(
         partial_credit.optimal(shuffled, expected, seed2_credit)
     )
-    full = len(call_match.pair_calls(actual, expected).full)
-    assert full == len(call_match.pair_calls(shuffled, expected).full)
+    full = len(matching.pair_calls(actual, expected).full)
+    assert full == len(matching.pair_calls(shuffled, expected).full)
 
 
 @settings(max_examples=200, deadline=None)

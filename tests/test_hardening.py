@@ -82,7 +82,7 @@ def test_sql_cannot_write_files_by_any_statement(small_store, tmp_path):
         f"COPY (SELECT 1) TO '{tmp_path / 'out.csv'}' (USE_TMP_FILE false)",
         f"ATTACH '{tmp_path / 'other.duckdb'}'",
         "SET enable_external_access = true",
-        "DELETE FROM results",
+        "DELETE FROM findings",
     ]
     for statement in attacks:
         line = one_line_error(cli("sql", statement, "--db", str(db)))

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
+from tests.conftest import judge_case
 from traceladder.cases.model import Case, GoldenCall
-from traceladder.evaluators.judge import JudgeContext, judge_case
 from traceladder.evaluators.types import Call
 
 
 @pytest.fixture(scope="module")
 def ctx(retail):
-    return JudgeContext.from_domain(retail)
+    return retail
 
 
 def case(calls=(), *, negative=False, allowed_extra=None, order_sensitive=False, skip=False):

@@ -3,6 +3,7 @@
 import traceladder.agent
 import traceladder.cases
 import traceladder.domain
+import traceladder.evaluation
 import traceladder.evaluators
 import traceladder.storage
 
@@ -15,12 +16,15 @@ def test_public_names_are_pinned():
         "RunSummary",
         "run_suite",
     ]
-    assert traceladder.domain.__all__ == ["Domain", "LedgerEntry", "Sandbox", "ToolOutcome"]
+    assert traceladder.domain.__all__ == [
+        "DEFAULT_DOMAIN", "ChainSpec", "Domain", "LedgerEntry", "Sandbox", "SimHints", "ToolOutcome", "load_domain",
+    ]  # fmt: skip
     assert traceladder.storage.__all__ == ["DuckDBSpanExporter", "Store", "open_store"]
     assert sorted(traceladder.evaluators.__all__) == sorted([
-        "EVALUATOR_VERSION", "ArgDiff", "Call", "CallCheck", "Expected", "Finding", "JudgeContext", "RungResult",
-        "Verdict", "judge_case",
+        "EVALUATOR_VERSION", "ArgDiff", "Call", "CallCheck", "DomainRules", "Expected", "Finding", "Ladder", "Rung",
+        "RungResult", "TraceInputs", "Verdict", "load_ladder",
     ])  # fmt: skip
+    assert traceladder.evaluation.__all__ == ["EvaluationSummary", "evaluate_store"]
     assert "load_cases" in traceladder.cases.__all__ and "input_hashes" in traceladder.cases.__all__
 
 
@@ -29,8 +33,8 @@ def test_pure_layers_import_neither_duckdb_nor_opentelemetry():
     import sys
 
     code = (
-        "import sys; import traceladder.evaluators.judge, traceladder.evaluators.report, "
-        "traceladder.cases.validator, traceladder.domain.retail.sandbox; "
+        "import sys; import traceladder.evaluators.ladder, traceladder.reporting.build, traceladder.reporting.gate, "
+        "traceladder.cases.validator, traceladder.domain.retail.domain; "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('duckdb', 'opentelemetry')]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

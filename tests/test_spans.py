@@ -94,6 +94,7 @@ def test_d4_chain_span_tree_is_exact(retail):
         "gen_ai.conversation.id": conv,
         "gen_ai.request.model": "sim:oracle",
         "traceladder.run.id": "run-1",
+        "traceladder.domain": "retail",
         "traceladder.case.id": "fc-d4-001",
         "traceladder.case.dimension": "D4",
         "traceladder.case.repeat": 0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -14,47 +15,44 @@ from tests.conftest import ROOT, cli
 from traceladder.errors import UserError
 from traceladder.storage import DuckDBSpanExporter, Store
 
-BLANK_SCHEMA = {
-    "schema_migrations": ["name", "applied_at"],
-    "spans": [
-        "trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns", "end_ns", "status_code",
-        "status_message", "attributes", "events", "resource", "scope_name", "scope_version", "source",
-        "operation", "tool_name", "tool_call_id", "tool_arguments", "tool_result", "error_type", "convention",
-    ],
-    "tool_calls": [
-        "trace_id", "span_id", "ordinal", "tool_name", "call_id", "arguments_raw", "arguments", "result",
-        "status", "error_type", "convention", "start_ns", "end_ns",
-    ],
-    "runs": [
-        "run_id", "suite", "domain", "model", "provider", "base_url_host", "config", "input_hashes",
-        "selection", "cases_total", "started_at", "finished_at", "status",
-    ],
-    "case_runs": [
-        "run_id", "case_id", "repeat_index", "trace_id", "dimension", "agent_status", "error_type",
-        "error_message", "steps", "final_text", "latency_ms", "input_tokens", "output_tokens",
-        "expected_label", "finished_at",
-    ],
-}  # fmt: skip
+
+def documented_schema() -> dict[str, list[tuple[str, str]]]:
+    """Every table and view docs/data-model.md describes: its columns in order, with types."""
+    doc = (ROOT / "docs" / "data-model.md").read_text(encoding="utf-8")
+    found: dict[str, list[tuple[str, str]]] = {}
+    current = None
+    for line in doc.splitlines():
+        heading = re.match(r"^### `(\w+)`", line)
+        if heading:
+            current = found.setdefault(heading.group(1), [])
+            continue
+        row = re.match(r"^\| `(\w+)` \| ([A-Z][A-Z0-9_(), ]*) \|", line)
+        if row and current is not None:
+            current.append((row.group(1), row.group(2).strip()))
+    return found
 
 
-def schema(store):
+def actual_schema(store) -> dict[str, list[tuple[str, str]]]:
     rows = store.fetchall(
-        "SELECT table_name, column_name FROM information_schema.columns "
-        "WHERE table_schema = 'main' AND table_name NOT LIKE '%view%' ORDER BY table_name, ordinal_position"
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
     )
-    out: dict[str, list[str]] = {}
-    for table, column in rows:
-        out.setdefault(table, []).append(column)
+    out: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind in rows:
+        out.setdefault(table, []).append((column, kind))
     return out
 
 
-def test_blank_schema_is_pinned(tmp_path):
+def test_the_blank_schema_is_the_documented_one(tmp_path):
+    """docs/data-model.md pins every table and view, every column in order, with its type."""
     with Store(tmp_path / "blank.duckdb") as store:
-        tables = schema(store)
-        for name, columns in BLANK_SCHEMA.items():
-            assert tables[name] == columns, name
+        actual = actual_schema(store)
         applied = store.applied_migrations()
-        assert applied[0] == "001_spans_runs"
+    documented = documented_schema()
+    assert set(documented) == set(actual), "tables/views differ from docs/data-model.md"
+    for name, columns in actual.items():
+        assert documented[name] == columns, f"docs/data-model.md is wrong about {name}"
+    assert applied[0] == "001_spans_runs" and applied[-1] == "004_long_form_results"
     with Store(tmp_path / "blank.duckdb") as again:  # re-opening applies nothing twice
         assert again.applied_migrations() == applied
 
@@ -152,3 +150,42 @@ def test_opening_the_store_again_in_process_does_not_interrupt_a_live_run(tmp_pa
                   domain=retail, progress=peek)  # fmt: skip
         assert store.fetchall("SELECT status FROM runs") == [("complete",)]
     assert seen == ["running", "running"]
+
+
+def test_results_of_an_older_store_are_carried_into_long_form(tmp_path):
+    """A store written before migration 004 (wide `results` table) keeps every result: the new
+    `results` view reads back exactly what the old table held."""
+    import duckdb
+
+    from traceladder.storage.migrations import MIGRATIONS
+
+    db = tmp_path / "old.duckdb"
+    wide = [
+        ("run-1", "fc-d1-001", 0, "a" * 32, "D1", "PASS", None, 4, "pass", 1.0, "pass", 1.0, 1.0, "pass", 1.0, 1.0,
+         1.0, 1.0, "pass", 1.0, 1.0, "all 1 golden call(s) matched", "{}", "1.1.0"),
+        ("run-1", "fc-d1-002", 0, "b" * 32, "D1", "FAIL", "PARAM_WRONG_VALUE", 2, "pass", 1.0, "fail", 0.0, 0.0,
+         "pass", 1.0, 1.0, 1.0, 1.0, "fail", 0.5, 0.5, "FAIL at rung 2", "{}", "1.1.0"),
+        ("run-1", "fc-d1-003", 0, "c" * 32, "D1", "AGENT_ERROR", None, None, None, None, None, None, None, None,
+         None, None, None, None, None, None, None, "agent error: timeout", "{}", "1.1.0"),
+    ]  # fmt: skip
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+        for name, sql in MIGRATIONS[:3]:
+            conn.execute(sql)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, now())", [name])
+        conn.executemany(f"INSERT INTO results VALUES ({', '.join('?' * 24)}, now())", wide)
+        conn.execute("INSERT INTO findings VALUES ('run-1', 'fc-d1-002', 0, ?, 2, 'PARAM_WRONG_VALUE', 'get_order', "
+                     "'order_id', '\"W441\"', '\"W442\"', 'm', 1, '1.1.0')", ["b" * 32])  # fmt: skip
+    with Store(db) as store:
+        assert store.applied_migrations()[-1] == "004_long_form_results"
+        back = store.fetchall(
+            "SELECT * EXCLUDE (evaluated_at, settled_by, domain) FROM results ORDER BY case_id"
+        )
+        assert [row[:24] for row in back] == [tuple(row) for row in wide]
+        assert store.fetchall("SELECT settled_by FROM trace_results ORDER BY case_id") == [
+            ("partial_credit",),
+            ("call_match",),
+            (None,),
+        ]
+        assert store.fetchall("SELECT rung_name, code FROM failures") == [("call_match", "PARAM_WRONG_VALUE")]
+        assert store.fetchall("SELECT count(*) FROM rung_results WHERE trace_id = ?", ["c" * 32]) == [(0,)]

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import ROOT, cli
 from traceladder.cases import load_cases
 from traceladder.cli.docs import render_cli_docs
-from traceladder.evaluators.consistency import consistency, pass_at_k, pass_hat_k
+from traceladder.reporting.consistency import consistency, pass_at_k, pass_hat_k
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -73,7 +73,7 @@ def test_sql_formats_and_write_refusal(three_runs):
     )
     lines = as_csv.stdout.splitlines()
     assert lines[0] == "code,n" and len(lines) > 1 and "\r" not in as_csv.stdout
-    for statement in ("DELETE FROM results", "DROP TABLE spans", "INSERT INTO runs (run_id) VALUES ('x')",
+    for statement in ("DELETE FROM findings", "DROP TABLE spans", "INSERT INTO runs (run_id) VALUES ('x')",
                       "COPY spans TO '/tmp/x.csv'", "ATTACH '/tmp/other.duckdb'"):  # fmt: skip
         refused = cli("sql", statement, "--db", str(db))
         assert refused.returncode == 2 and "read-only" in refused.stderr, statement

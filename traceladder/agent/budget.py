@@ -31,10 +31,6 @@ class Budget:
     deadline: float  # time.monotonic() value
     stop: threading.Event = field(default_factory=threading.Event)
 
-    @staticmethod
-    def starting_now(seconds: float, stop: threading.Event | None = None) -> Budget:
-        return Budget(time.monotonic() + seconds, stop or threading.Event())
-
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 

@@ -147,6 +147,7 @@ def run_case(
         sc.CONVERSATION_ID: conversation,
         sc.REQUEST_MODEL: config.model,
         sc.RUN_ID: run_id,
+        sc.DOMAIN: domain.name,
         sc.CASE_ID: case.id,
         sc.CASE_DIMENSION: case.dimension,
         sc.CASE_REPEAT: repeat_index,

@@ -26,7 +26,7 @@ from traceladder.agent.client import ModelChoice, build_client, endpoint_for
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.loop import AgentOutcome, TokenCap, run_case
 from traceladder.cases.hashes import input_hashes
-from traceladder.cases.loader import shipped_suite_path
+from traceladder.cases.loader import suite_path
 from traceladder.cases.model import Case
 from traceladder.cases.validator import require_valid_suite
 from traceladder.domain.base import Domain
@@ -59,14 +59,16 @@ class RunSummary:
     agent_errors: int
 
 
-def select_cases(cases: Sequence[Case], case_ids: Sequence[str], dimensions: Sequence[str]) -> list[Case]:
+def select_cases(
+    cases: Sequence[Case], case_ids: Sequence[str], dimensions: Sequence[str], known_dimensions: Sequence[str]
+) -> list[Case]:
     known = {c.id for c in cases}
     unknown = [cid for cid in case_ids if cid not in known]
     if unknown:
         raise UserError(f"unknown case {', '.join(unknown)}; list ids with `traceladder cases coverage`")
-    bad_dims = [d for d in dimensions if d not in {"D1", "D2", "D3", "D4"}]
+    bad_dims = [d for d in dimensions if d not in known_dimensions]
     if bad_dims:
-        raise UserError(f"unknown dimension {', '.join(bad_dims)}; use D1, D2, D3 or D4")
+        raise UserError(f"unknown dimension {', '.join(bad_dims)}; use {', '.join(known_dimensions)}")
     return [
         c for c in cases
         if (not case_ids or c.id in case_ids) and (not dimensions or c.dimension in dimensions)
@@ -92,15 +94,16 @@ def run_suite(
     """Run (or resume) a suite into the store. Case FAIL and agent errors are outcomes, not
     exceptions; a `UserError` means nothing was run. `on_start(run_id)` is called once the suite
     is validated and the run recorded, before the first case."""
-    suite_path = options.cases_path or shipped_suite_path()
-    cases = require_valid_suite(suite_path, domain)  # before any model request
-    hashes = input_hashes(suite_path.read_bytes(), domain, config.identity())
+    path = suite_path(domain, options.cases_path)
+    cases = require_valid_suite(path, domain)  # before any model request
+    hashes = input_hashes(path.read_bytes(), domain, config.identity())
     if options.resume:
         run_id, selection = _resume(store, options.resume, choice, hashes)
         selected = [c for c in cases if c.id in selection["case_ids"]]
         repeat = int(selection["repeat"])
     else:
-        selected = select_cases(cases, options.case_ids, options.dimensions)
+        dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
+        selected = select_cases(cases, options.case_ids, options.dimensions, dimensions)
         repeat = options.repeat
         if len(selected) * repeat > MAX_CASE_RUNS:
             raise UserError(
@@ -108,7 +111,7 @@ def run_suite(
                 "lower --repeat or select fewer cases"
             )
         run_id = new_run_id()
-        _create_run(store, run_id, choice, config, hashes, suite_path, selected, repeat)
+        _create_run(store, run_id, choice, config, hashes, path, selected, repeat, domain.name)
     ACTIVE_RUNS.add(run_id)
     if on_start:
         on_start(run_id)
@@ -206,24 +209,25 @@ def _write_failed(run_id: str, exc: BaseException) -> StoreError:
     )
 
 
-def stored_config(store: Store, run_id: str) -> dict[str, Any] | None:
-    """The configuration a run recorded (`AgentConfig.recorded()`), or None for no such run."""
-    rows = store.fetchall("SELECT config FROM runs WHERE run_id = ?", [run_id])
-    return json.loads(rows[0][0]) if rows else None
+def stored_run(store: Store, run_id: str) -> tuple[dict[str, Any], str | None] | None:
+    """The configuration a run recorded (`AgentConfig.recorded()`) and its domain, or None for
+    no such run."""
+    rows = store.fetchall("SELECT config, domain FROM runs WHERE run_id = ?", [run_id])
+    return (json.loads(rows[0][0]), rows[0][1]) if rows else None
 
 
 def _create_run(
     store: Store, run_id: str, choice: ModelChoice, config: AgentConfig, hashes: dict[str, str],
-    suite_path: Path, selected: list[Case], repeat: int,
+    suite: Path, selected: list[Case], repeat: int, domain: str,
 ) -> None:  # fmt: skip
     endpoint = endpoint_for(choice)
     selection = {"case_ids": [c.id for c in selected], "repeat": repeat}
     store.execute(
         "INSERT INTO runs (run_id, suite, domain, model, provider, base_url_host, config, input_hashes,"
         " selection, cases_total, started_at, status)"
-        " VALUES (?, ?, 'retail', ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
         [
-            run_id, suite_path.name, choice.model, endpoint.provider, endpoint.host,
+            run_id, suite.name, domain, choice.model, endpoint.provider, endpoint.host,
             json.dumps(config.recorded()), json.dumps(hashes), json.dumps(selection),
             len(selected) * repeat, datetime.now(UTC).replace(tzinfo=None),
         ],

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from traceladder.domain.base import Domain
+if TYPE_CHECKING:  # cases never import domains at runtime: domains import their suite spec
+    from traceladder.domain.base import Domain
 
 HASH_KEYS = ("cases", "tool_schemas", "fixtures", "policy", "system_prompt", "run_config")
 

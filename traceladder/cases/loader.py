@@ -1,21 +1,33 @@
-"""Reading a CaseV1 JSONL suite: the shipped one, or any file a user names."""
+"""Reading a CaseV1 JSONL suite: a domain's shipped one, or any file a user names."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from traceladder.cases.model import Case
+from traceladder.errors import UserError
 
-SHIPPED_SUITE = "retail_fc.jsonl"
-
-
-def shipped_suite_path() -> Path:
-    return Path(str(resources.files("traceladder.cases") / SHIPPED_SUITE))
+if TYPE_CHECKING:
+    from traceladder.domain.base import Domain
 
 
-def load_cases(path: Path | None = None) -> tuple[Case, ...]:
-    """Load and validate a suite; raises `UserError` listing the violations when invalid."""
+def suite_path(domain: Domain, path: Path | None = None) -> Path:
+    """The file to load: `path` when given, else the domain's shipped suite."""
+    if path is not None:
+        return path
+    if domain.suite_path is None:
+        raise UserError(f"the {domain.name} domain ships no case suite; pass --cases FILE")
+    return domain.suite_path
+
+
+def load_cases(domain: Domain | None = None, path: Path | None = None) -> tuple[Case, ...]:
+    """Load and validate a suite (default: the default domain's); raises `UserError` listing the
+    violations when invalid."""
     from traceladder.cases.validator import require_valid_suite
 
-    return require_valid_suite(path or shipped_suite_path())
+    if domain is None:
+        from traceladder.domain.registry import load_domain
+
+        domain = load_domain()
+    return require_valid_suite(suite_path(domain, path), domain)

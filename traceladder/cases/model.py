@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-ParamRule = Literal["exact", "normalized_str", "normalized_date", "contains", "any"]
 PARAM_RULES: tuple[str, ...] = ("exact", "normalized_str", "normalized_date", "contains", "any")
 CASE_FIELDS: tuple[str, ...] = (
     "id",

@@ -8,27 +8,18 @@ single run lists everything to fix with file:line, case id, field and reason.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from traceladder.cases.model import CASE_FIELDS, PARAM_RULES, Case
-from traceladder.cases.spec import (
-    CATEGORY_SPECS,
-    SUITE_TOTALS,
-    VARIANTS_PER_SCENARIO,
-    CategorySpec,
-    SuiteTotals,
-    expected_counts,
-)
-from traceladder.domain.base import Domain
+from traceladder.cases.spec import CategorySpec, SuiteSpec
 from traceladder.errors import UserError
 
-ID_PATTERN = re.compile(r"^fc-d([1-4])-(\d{3})$")
+if TYPE_CHECKING:  # cases never import domains at runtime: domains import their suite spec
+    from traceladder.domain.base import Domain
+
 VARIANT_SHARED = ("dimension", "category", "context", "golden", "negative", "skip", "skip_reason")
 
 
@@ -58,21 +49,12 @@ class _Row:
 class SuiteValidator:
     """Validates suites against one domain and one category table (validators compiled once)."""
 
-    def __init__(
-        self,
-        domain: Domain,
-        specs: dict[str, CategorySpec] = CATEGORY_SPECS,
-        totals: SuiteTotals = SUITE_TOTALS,
-    ) -> None:
+    def __init__(self, domain: Domain, spec: SuiteSpec | None = None) -> None:
+        if spec is None and domain.suite is None:
+            raise UserError(f"the {domain.name} domain has no case suite; pass one with --cases and a spec")
         self.domain = domain
-        self.specs = specs
-        self.totals = totals
-        self._validators = {
-            name: Draft202012Validator(
-                domain.tool_schema(name) or {}, format_checker=Draft202012Validator.FORMAT_CHECKER
-            )
-            for name in domain.tool_names
-        }
+        self.spec: SuiteSpec = spec or domain.suite  # type: ignore[assignment]
+        self._validators = domain.validators
 
     def validate_file(self, path: Path) -> list[Violation]:
         return self.validate_bytes(path.read_bytes(), str(path))
@@ -129,18 +111,18 @@ class SuiteValidator:
         for f in unknown:
             yield f, "unknown field (CaseV1 has exactly nine fields)"
         cid, dim = r.get("id"), r.get("dimension")
-        match = ID_PATTERN.match(cid) if isinstance(cid, str) else None
-        if "id" in r and not match:
-            yield "id", f"{cid!r} does not match fc-d[1-4]-NNN"
-        if "dimension" in r and dim not in ("D1", "D2", "D3", "D4"):
-            yield "dimension", f"{dim!r} is not one of D1-D4"
-        elif match and dim != f"D{match.group(1)}":
+        encoded = self.spec.dimension_of(cid) if isinstance(cid, str) else None
+        if "id" in r and encoded is None:
+            yield "id", f"{cid!r} does not match {self.spec.id_prefix}-dN-NNN"
+        if "dimension" in r and dim not in self.spec.dimensions:
+            yield "dimension", f"{dim!r} is not one of {', '.join(self.spec.dimensions)}"
+        elif encoded is not None and dim != encoded:
             yield "dimension", f"{dim!r} does not match the dimension in id {cid!r}"
         for f in ("category", "instruction"):
             if f in r and not (isinstance(r[f], str) and r[f].strip()):
                 yield f, "must be a non-empty string"
         if "context" in r:
-            yield from _context(r["context"])
+            yield from _context(r["context"], self.spec.fixtures)
         yield from _flags(r)
         if "golden" in r:
             yield from self._golden(r["golden"], r.get("negative"))
@@ -210,10 +192,11 @@ class SuiteValidator:
         elif isinstance(value, dict):
             for key, child in value.items():
                 valid = self.domain.id_fields.get(key)
+                link = self.domain.chains.link
                 if valid is not None and child not in valid:
-                    yield f"{where}.{key}", f"{child!r} is not in the standard fixtures"
-                elif key == "action_id" and not (isinstance(child, str) and child):
-                    yield f"{where}.{key}", "action_id must be a non-empty string"
+                    yield f"{where}.{key}", f"{child!r} is not in the fixtures"
+                elif key == link and not (isinstance(child, str) and child):
+                    yield f"{where}.{key}", f"{link} must be a non-empty string"
                 else:
                     yield from self._ids(child, f"{where}.{key}")
 
@@ -241,54 +224,59 @@ class SuiteValidator:
         yield from self._categories(rows)
 
     def _counts(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
-        derived = expected_counts(self.specs)
-        declared = (self.totals.total, self.totals.per_dimension, self.totals.negative)
+        totals = self.spec.totals
+        derived = self.spec.expected_counts()
+        declared = (totals.total, dict(totals.per_dimension), totals.negative)
         if derived != declared:
-            yield 0, "", "spec", f"category table implies {derived}, SUITE_TOTALS says {declared}"
+            yield 0, "", "spec", f"category table implies {derived}, the declared totals say {declared}"
         per_dim: dict[str, int] = {}
         for row in rows:
             dim = row.record.get("dimension")
             if isinstance(dim, str):
                 per_dim[dim] = per_dim.get(dim, 0) + 1
-        if len(rows) != self.totals.total:
-            yield 0, "", "suite", f"expected {self.totals.total} cases, found {len(rows)}"
-        for dim, want in sorted(self.totals.per_dimension.items()):
+        if len(rows) != totals.total:
+            yield 0, "", "suite", f"expected {totals.total} cases, found {len(rows)}"
+        for dim, want in sorted(totals.per_dimension.items()):
             if per_dim.get(dim, 0) != want:
                 yield 0, "", "suite", f"expected {want} {dim} cases, found {per_dim.get(dim, 0)}"
         negatives = sum(1 for row in rows if row.record.get("negative") is True)
-        if negatives != self.totals.negative:
+        if negatives != totals.negative:
             yield (
                 0,
                 "",
                 "suite",
-                f"expected {self.totals.negative} negative cases, found {negatives}",
+                f"expected {totals.negative} negative cases, found {negatives}",
             )
 
     def _categories(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
         by_category: dict[str, list[_Row]] = {}
         for row in rows:
             by_category.setdefault(str(row.record.get("category")), []).append(row)
+        categories = self.spec.categories
         for name, members in by_category.items():
-            spec = self.specs.get(name)
+            spec = categories.get(name)
             if spec is None:
                 for row in members:
-                    yield row.line, row.id, "category", f"{name!r} is not in CATEGORY_SPECS"
+                    yield row.line, row.id, "category", f"{name!r} is not a category of the suite spec"
                 continue
-            yield from _category(name, spec, members)
-        for name in sorted(set(self.specs) - set(by_category)):
-            yield 0, "", "category", f"{name!r} is declared in CATEGORY_SPECS but has no cases"
+            yield from _category(name, spec, members, self.spec)
+        for name in sorted(set(categories) - set(by_category)):
+            yield 0, "", "category", f"{name!r} is declared in the suite spec but has no cases"
 
 
-def _category(name: str, spec: CategorySpec, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
-    if len(rows) != VARIANTS_PER_SCENARIO:
+def _category(
+    name: str, spec: CategorySpec, rows: list[_Row], suite: SuiteSpec
+) -> Iterator[tuple[int, str, str, str]]:
+    variants = suite.variants_per_scenario
+    if len(rows) != variants:
         where = rows[0]
         yield (
             where.line,
             where.id,
             "category",
-            (f"{name!r} has {len(rows)} cases; a scenario has exactly {VARIANTS_PER_SCENARIO} variants"),
+            (f"{name!r} has {len(rows)} cases; a scenario has exactly {variants} variant(s)"),
         )
-    wanted = [f"fc-{spec.dimension.lower()}-{spec.first_id + i:03d}" for i in range(len(rows))]
+    wanted = [f"{suite.id_prefix}-{spec.dimension.lower()}-{spec.first_id + i:03d}" for i in range(len(rows))]
     if [r.id for r in rows] != wanted:
         yield (
             rows[0].line,
@@ -331,12 +319,12 @@ def _category(name: str, spec: CategorySpec, rows: list[_Row]) -> Iterator[tuple
             yield row.line, row.id, "golden.allowed_extra", f"spec says {spec.allowed_extra}"
 
 
-def _context(context: Any) -> Iterator[tuple[str, str]]:
+def _context(context: Any, fixtures: tuple[str, ...]) -> Iterator[tuple[str, str]]:
     if not isinstance(context, dict) or set(context) != {"db_fixture", "notes"}:
         yield "context", "must contain exactly db_fixture and notes"
         return
-    if context["db_fixture"] != "standard":
-        yield "context.db_fixture", 'must be "standard"'
+    if context["db_fixture"] not in fixtures:
+        yield "context.db_fixture", f"must be one of {', '.join(repr(f) for f in fixtures)}"
     if not (isinstance(context["notes"], str) and context["notes"].strip()):
         yield "context.notes", "must be a non-empty string"
 
@@ -352,13 +340,11 @@ def _flags(r: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield "skip_reason", "must be null when skip=false"
 
 
-def validate_suite(path: Path, domain: Domain | None = None) -> list[Violation]:
-    from traceladder.domain.retail import load_retail_domain
-
-    return SuiteValidator(domain or load_retail_domain()).validate_file(path)
+def validate_suite(path: Path, domain: Domain) -> list[Violation]:
+    return SuiteValidator(domain).validate_file(path)
 
 
-def require_valid_suite(path: Path, domain: Domain | None = None) -> tuple[Case, ...]:
+def require_valid_suite(path: Path, domain: Domain) -> tuple[Case, ...]:
     """The suite's cases, or a `UserError` summarising every violation."""
     if not path.is_file():
         raise UserError(f"case file {path} does not exist; pass --cases FILE or omit it")

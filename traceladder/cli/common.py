@@ -85,3 +85,18 @@ def terminal(min_width: int = 0) -> Console:
     console = StdoutConsole()
     width = console.width if console.is_terminal else 120
     return StdoutConsole(width=max(width, min_width))
+
+
+def add_domain_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
+    parser.add_argument(
+        "--domain",
+        default=None,
+        metavar="NAME",
+        help=help_text or "tool domain (default: retail; `traceladder domain list` shows the installed ones)",
+    )
+
+
+def domain_name(args: argparse.Namespace) -> str:
+    from traceladder.domain.registry import DEFAULT_DOMAIN
+
+    return str(args.domain or DEFAULT_DOMAIN)

@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
-from traceladder.errors import UserError
-from traceladder.evaluators.consistency import consistency
 from traceladder.files import write_text
 from traceladder.storage.db import Store
-from traceladder.storage.runs import run_info, verdicts
+from traceladder.workflows.consistency import consistency_record
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,52 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle)
 
 
-def build_record(store: Store, run_ids: list[str]) -> dict[str, Any]:
-    if len(run_ids) < 2:
-        raise UserError("consistency needs at least two runs")
-    repeated = sorted({r for r in run_ids if run_ids.count(r) > 1})
-    if repeated:
-        raise UserError(
-            f"run {repeated[0]} is listed more than once; each run is one trial, give distinct runs"
-        )
-    infos = [run_info(store, r) for r in run_ids]
-    first = infos[0]
-    for info in infos:
-        if not info.complete:
-            raise UserError(f"not comparable: {info.incompleteness()}")
-        if info.selection != first.selection:
-            raise UserError(
-                f"runs {first.run_id} and {info.run_id} ran different selections of cases; compare runs "
-                "of the same selection"
-            )
-    for info in infos[1:]:
-        differing = sorted(
-            k for k in first.input_hashes if first.input_hashes.get(k) != info.input_hashes.get(k)
-        )
-        if info.model != first.model:
-            differing.insert(0, "model")
-        if differing:
-            raise UserError(
-                f"runs {first.run_id} and {info.run_id} are not comparable: different {', '.join(differing)}"
-            )
-    trials: dict[str, list[str]] = {}
-    for run_id in run_ids:
-        for (case_id, _), (verdict, _) in sorted(verdicts(store, run_id).items()):
-            trials.setdefault(case_id, []).append(verdict)
-    body = consistency(trials)
-    return {
-        "schema": "ConsistencyV1",
-        "runs": run_ids,
-        "model": first.model,
-        "input_hashes": first.input_hashes,
-        "complete": all(i.status == "complete" for i in infos),
-        **body,
-    }
-
-
 def handle(args: argparse.Namespace) -> int:
     with Store(db_path(args), read_only=True) as store:
-        record = build_record(store, list(args.runs))
+        record = consistency_record(store, list(args.runs))
     if args.output:
         write_text(args.output, json.dumps(record, indent=2, ensure_ascii=False) + "\n", "consistency record")
         print(f"consistency_path={args.output}")

@@ -9,13 +9,24 @@ from pathlib import Path
 
 from traceladder.agent.client import ModelChoice, announce_default, choose_model
 from traceladder.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS, AgentConfig, RetryPolicy, redact_url
-from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary, run_suite, stored_config
-from traceladder.cli.common import add_db_option, db_path, int_range, run_id_arg, seconds
-from traceladder.cli.report_cmd import evaluate_and_report
+from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary, run_suite, stored_run
+from traceladder.cli.common import (
+    add_db_option,
+    add_domain_option,
+    db_path,
+    domain_name,
+    int_range,
+    run_id_arg,
+    seconds,
+    terminal,
+)
 from traceladder.domain.base import Domain
-from traceladder.domain.retail import load_retail_domain
+from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
+from traceladder.evaluation import evaluate_store
+from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import Store
+from traceladder.workflows.reports import load_report, save_json_report
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,15 +38,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Ctrl-C or SIGTERM stops within seconds, keeping every finished case (exit 130 / 143).",
     )
     add_db_option(p)
+    add_domain_option(p)
     p.add_argument("--model", help="model name, or sim:oracle / sim:faulty (env TRACELADDER_MODEL)")
     p.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
     p.add_argument(
         "--case", action="append", default=[], metavar="ID", help="run only this case (repeatable)"
     )
     p.add_argument(
-        "--dimension", action="append", default=[], metavar="D", help="run only D1..D4 (repeatable)"
+        "--dimension",
+        action="append",
+        default=[],
+        metavar="D",
+        help="run only this dimension, e.g. D2 (repeatable)",
     )
-    p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: shipped)")
+    p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
     p.add_argument(
         "--repeat", type=int_range(1, MAX_REPEAT), default=None, metavar="K", help="run every case K times"
     )
@@ -101,7 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 MAX_REPEAT = 1000
 # Flags that choose what a new run does; --resume continues a run exactly as it started.
-_SELECTION_FLAGS = ("case", "dimension", "repeat", "seed", "cases")
+_SELECTION_FLAGS = ("case", "dimension", "repeat", "seed", "cases", "domain")
 
 
 def _config_from_args(args: argparse.Namespace, model: str, base_url: str | None) -> AgentConfig:
@@ -128,16 +144,17 @@ def _seed(args: argparse.Namespace) -> int:
         raise UserError(f"TRACELADDER_SIM_SEED must be an integer, got {raw!r}") from None
 
 
-def _resumed(store: Store, args: argparse.Namespace) -> tuple[ModelChoice, AgentConfig]:
+def _resumed(store: Store, args: argparse.Namespace) -> tuple[ModelChoice, AgentConfig, Domain]:
     """The model and configuration a run started with. Flags that would change them are refused,
     not ignored; --base-url is taken (the stored one has its credentials redacted) but must be
     the same endpoint."""
     given = [f"--{name}" for name in _SELECTION_FLAGS if getattr(args, name) not in (None, [])]
     if given:
         raise UserError(f"--resume continues {args.resume} with its own selection; drop {', '.join(given)}")
-    raw = stored_config(store, args.resume)
-    if raw is None:
+    stored = stored_run(store, args.resume)
+    if stored is None:
         raise UserError(f"no run {args.resume} in {store.path}; see `traceladder sql 'SELECT * FROM runs'`")
+    raw, domain = stored
     if args.model and args.model != raw["model"]:
         raise UserError(f"run {args.resume} used model {raw['model']!r}; drop --model or pass that one")
     stored_url = raw.get("base_url")
@@ -148,7 +165,7 @@ def _resumed(store: Store, args: argparse.Namespace) -> tuple[ModelChoice, Agent
         raise UserError(f"run {args.resume} used a base URL with credentials; pass it again with --base-url")
     raw["retry"] = RetryPolicy(**raw["retry"])
     config = AgentConfig(**dict(raw, base_url=url))
-    return choose_model(config.model, url), config
+    return choose_model(config.model, url), config, load_domain(domain or domain_name(args))
 
 
 def plain_progress(done: int, total: int, case_id: str, status: str) -> None:
@@ -156,12 +173,12 @@ def plain_progress(done: int, total: int, case_id: str, status: str) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    domain = load_retail_domain()
     path = db_path(args)
     with Store(path) as store:
         if args.resume:
-            choice, config = _resumed(store, args)
+            choice, config, domain = _resumed(store, args)
         else:
+            domain = load_domain(domain_name(args))
             choice = choose_model(args.model, args.base_url)
             config = _config_from_args(args, choice.model, choice.base_url)
         options = RunOptions(
@@ -172,7 +189,10 @@ def handle(args: argparse.Namespace) -> int:
         summary = _run_with_progress(store, choice, config, options, domain)
         report_path = None
         if not args.no_report:
-            report_path = evaluate_and_report(store, summary.run_id, args.cases, path)
+            evaluate_store(store, run_id=summary.run_id, domain=domain.name, cases_path=args.cases)
+            report = load_report(store, summary.run_id)
+            render_text(report, terminal())
+            report_path = save_json_report(report, path)
         counts = f"cases={summary.finished}/{summary.total} agent_errors={summary.agent_errors}"
         print(f"status={summary.status} {counts}")
         print(f"run_id={summary.run_id}")

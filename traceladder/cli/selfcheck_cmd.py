@@ -6,10 +6,11 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from traceladder.agent.selfcheck import selfcheck
-from traceladder.domain.retail import load_retail_domain
+from traceladder.cli.common import add_domain_option, domain_name
+from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
 from traceladder.storage.db import Store
+from traceladder.workflows.selfcheck import selfcheck
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seeds", default="1,2,3,4,5", help="comma-separated fault seeds (default 1,2,3,4,5)")
     p.add_argument("--db", type=Path, help="keep the runs in this store (default: a temporary one)")
-    p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: shipped)")
+    p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
+    add_domain_option(p)
     p.set_defaults(handler=handle)
 
 
@@ -34,7 +36,7 @@ def handle(args: argparse.Namespace) -> int:
     if len(set(seeds)) != len(seeds):
         raise UserError(f"--seeds lists a seed twice: {args.seeds!r}")
     with tempfile.TemporaryDirectory() as tmp, Store(args.db or Path(tmp) / "selfcheck.duckdb") as store:
-        result = selfcheck(store, load_retail_domain(), seeds, args.cases)
+        result = selfcheck(store, load_domain(domain_name(args)), seeds, args.cases)
     print(f"selfcheck: {result.judged} case runs judged over seeds {','.join(map(str, seeds))}")
     print("faults injected: " + ", ".join(f"{k}={v}" for k, v in result.faults.items()))
     for d in result.disagreements:

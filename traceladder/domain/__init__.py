@@ -1,5 +1,15 @@
-"""Domains: the tools, fixtures and sandbox an agent is evaluated against."""
+"""The domain plug-in interface, the registry that resolves `--domain NAME`, and retail/."""
 
-from traceladder.domain.base import Domain, LedgerEntry, Sandbox, ToolOutcome
+from traceladder.domain.base import ChainSpec, Domain, LedgerEntry, Sandbox, SimHints, ToolOutcome
+from traceladder.domain.registry import DEFAULT_DOMAIN, load_domain
 
-__all__ = ["Domain", "LedgerEntry", "Sandbox", "ToolOutcome"]
+__all__ = [
+    "DEFAULT_DOMAIN",
+    "ChainSpec",
+    "Domain",
+    "LedgerEntry",
+    "Sandbox",
+    "SimHints",
+    "ToolOutcome",
+    "load_domain",
+]

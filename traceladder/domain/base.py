@@ -1,9 +1,12 @@
-"""The replaceable domain interface: everything the runner, store and judge need from a product.
+"""The domain plug-in interface: everything the runner, simulator, store and ladder need from a
+product's tools, so another product replaces retail without touching any of them.
 
-A `Domain` supplies tool schemas (OpenAI function-tool format), which tools are read-only and which
-are confirmations, the default extra-read whitelist, the fixture-backed ID fields with their valid
-values, a system prompt and a sandbox factory. Retail is one implementation; another product's tools
-replace it without touching the runner, store or judge.
+A `Domain` supplies its tool schemas (OpenAI function-tool format), which tools only read, how a
+mutation is requested and confirmed (`ChainSpec`), the default extra-read whitelist, the
+fixture-backed ID fields with their valid values, a system prompt, a sandbox factory, its case
+suite (`SuiteSpec` + file), and the hints the simulated model needs to invent labelled faults.
+Domains other than the built-in retail register through the `traceladder.domains` entry-point
+group (docs/extending.md).
 """
 
 from __future__ import annotations
@@ -11,7 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Protocol
+
+from jsonschema import Draft202012Validator
+
+from traceladder.cases.spec import SuiteSpec
+
+
+def compile_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+    """The one way a tool schema becomes a validator: JSON Schema 2020-12 with format checking on,
+    so `"format": "date"` rejects "2026-13-45". Compile once, reuse."""
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 @dataclass(frozen=True)
@@ -33,7 +47,7 @@ class ToolOutcome:
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One pending action a request_* tool created, and how it ended."""
+    """One pending action a request tool created, and how it ended."""
 
     action_id: str
     tool: str
@@ -50,19 +64,58 @@ class Sandbox(Protocol):
 
 
 @dataclass(frozen=True)
+class ChainSpec:
+    """Request → confirm chains: a request tool returns `link` (e.g. `action_id`) in its result,
+    and a confirmation tool must carry the value its request returned, later in the trace."""
+
+    requests: frozenset[str] = frozenset()
+    confirmations: frozenset[str] = frozenset()
+    link: str = "action_id"
+
+
+@dataclass(frozen=True)
+class SimHints:
+    """What the simulated model needs to inject labelled faults into this domain's cases. Every
+    hint is optional: a fault whose hint is missing is simply never chosen.
+
+    - `hallucinated`: per fixture-backed ID field, a well-formed value that exists nowhere.
+    - `other_value(param, value)`: a different schema-valid value for a golden parameter, or None.
+    - `sibling(tool, arguments)`: a plausible but wrong existing tool call `(tool, arguments)` that
+      is never an ignorable whitelisted read, or None.
+    - `extra_reads`: harmless reads `tool -> arguments` a case may make without failing.
+    - `extra_mutation`: a mutation `(tool, arguments)` no case asks for.
+    """
+
+    hallucinated: Mapping[str, Any] = field(default_factory=dict)
+    other_value: Callable[[str, Any], Any] | None = None
+    sibling: Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]] | None] | None = None
+    extra_reads: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    extra_mutation: tuple[str, dict[str, Any]] | None = None
+    answer_text: str = "Done."
+    clarify_text: str = "Could you tell me more?"
+
+
+@dataclass(frozen=True)
 class Domain:
     """A product's tools and data, as the rest of traceladder sees them."""
 
     name: str
     tools: tuple[dict[str, Any], ...]
     read_only_tools: frozenset[str]
-    confirmation_tools: frozenset[str]
     default_whitelist: tuple[str, ...]
     id_fields: Mapping[str, frozenset[str]]
     system_prompt: str
     sandbox_factory: Callable[[], Sandbox]
+    chains: ChainSpec = field(default_factory=ChainSpec)
+    suite: SuiteSpec | None = None
+    suite_path: Path | None = None  # the shipped case suite (JSONL)
+    simulation: SimHints = field(default_factory=SimHints)
     # Raw bytes of every input file (schemas, fixtures, policy, prompt), hashed into run identity.
     input_files: Mapping[str, bytes] = field(default_factory=dict)
+    # Rebuilding from edited data files (`domain validate --data-dir`), and checks beyond the
+    # generic tool/whitelist contract (e.g. fixture referential integrity).
+    from_files: Callable[[Mapping[str, bytes]], Domain] | None = None
+    extra_checks: Callable[[Domain], list[str]] | None = None
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -70,14 +123,16 @@ class Domain:
 
     def tool_schema(self, name: str) -> dict[str, Any] | None:
         """The JSON Schema of a tool's parameters, or None for an unknown tool."""
-        return self._schemas.get(name)
+        return self.tool_schemas.get(name)
 
     @cached_property
-    def _schemas(self) -> dict[str, dict[str, Any]]:
+    def tool_schemas(self) -> dict[str, dict[str, Any]]:
         return {t["function"]["name"]: t["function"]["parameters"] for t in self.tools}
 
-    def is_mutation(self, name: str) -> bool:
-        return name in self.tool_names and name not in self.read_only_tools
+    @cached_property
+    def validators(self) -> dict[str, Draft202012Validator]:
+        """Compiled once per domain, shared by the sandbox and the case validator."""
+        return {name: compile_validator(schema) for name, schema in self.tool_schemas.items()}
 
     def new_sandbox(self) -> Sandbox:
         return self.sandbox_factory()

@@ -1,13 +1,12 @@
 """Checks a domain's contract: tool schemas, fixture referential integrity, whitelist.
 
-`validate_retail_files` returns every violation it finds (never stops at the first), so one run of
+`validate_domain` returns every violation it finds (never stops at the first), so one run of
 `traceladder domain validate` shows everything to fix.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -38,11 +37,10 @@ OPENAI_TOOL_SCHEMA: dict[str, Any] = {
 _TOOL_SHAPE = Draft202012Validator(OPENAI_TOOL_SCHEMA)
 
 
-def validate_domain(domain: Domain, *, expected_tools: int | None = None) -> list[str]:
-    """Every violation of the tool and whitelist contract, as readable one-line messages."""
+def validate_domain(domain: Domain) -> list[str]:
+    """Every violation of the tool, chain and whitelist contract, plus the domain's own checks
+    (`Domain.extra_checks`), as readable one-line messages."""
     problems: list[str] = []
-    if expected_tools is not None and len(domain.tools) != expected_tools:
-        problems.append(f"tools: expected exactly {expected_tools} tools, found {len(domain.tools)}")
     seen: set[str] = set()
     for index, tool in enumerate(domain.tools):
         label = f"tools[{index}]"
@@ -67,12 +65,18 @@ def validate_domain(domain: Domain, *, expected_tools: int | None = None) -> lis
         problems += [f"{name}: {p}" for p in _strictness(params, "parameters")]
     for group, names in (
         ("read-only", domain.read_only_tools),
-        ("confirmation", domain.confirmation_tools),
+        ("request", domain.chains.requests),
+        ("confirmation", domain.chains.confirmations),
     ):
         problems += [f"{group} tool {n!r} is not a defined tool" for n in sorted(names - seen)]
     for name in domain.default_whitelist:
         if name not in domain.read_only_tools:
             problems.append(f"whitelist: {name!r} is not a read-only tool")
+    if domain.extra_checks is not None:
+        try:
+            problems += domain.extra_checks(domain)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            problems.append(f"data files are inconsistent: {type(exc).__name__}: {exc}")
     return problems
 
 
@@ -89,56 +93,15 @@ def _strictness(schema: dict[str, Any], where: str) -> Iterator[str]:
         yield from _strictness(schema["items"], f"{where}[]")
 
 
-def validate_retail_fixtures(fixtures: dict[str, Any], policy: dict[str, Any]) -> list[str]:
-    """Referential integrity: orders→users, order items→products and variants; unique IDs."""
-    problems: list[str] = []
-    users = _unique(fixtures.get("users", []), "user_id", problems)
-    products = _unique(fixtures.get("products", []), "product_id", problems)
-    variants: dict[str, str] = {}
-    for product in fixtures.get("products", []):
-        for variant in product.get("variants", []):
-            if variant["item_id"] in variants:
-                problems.append(f"products: duplicate item_id {variant['item_id']}")
-            variants[variant["item_id"]] = product["product_id"]
-    _unique(fixtures.get("orders", []), "order_id", problems)
-    for order in fixtures.get("orders", []):
-        oid = order.get("order_id")
-        if order.get("user_id") not in users:
-            problems.append(f"orders.{oid}: user_id {order.get('user_id')!r} is not a user")
-        if order.get("status") not in {"pending", "shipped", "delivered", "cancelled"}:
-            problems.append(f"orders.{oid}: unknown status {order.get('status')!r}")
-        if order.get("status") == "delivered" and not order.get("delivered_date"):
-            problems.append(f"orders.{oid}: delivered order without delivered_date")
-        for line in order.get("items", []):
-            pid, iid = line.get("product_id"), line.get("item_id")
-            if pid not in products:
-                problems.append(f"orders.{oid}: item product_id {pid!r} is not a product")
-            elif variants.get(iid) != pid:
-                problems.append(f"orders.{oid}: item_id {iid!r} is not a variant of {pid}")
-    if not isinstance(policy.get("return_window_days"), int):
-        problems.append("policy: return_window_days must be an integer")
-    return problems
-
-
-def _unique(rows: list[dict[str, Any]], key: str, problems: list[str]) -> set[str]:
-    ids: set[str] = set()
-    for row in rows:
-        if row.get(key) in ids:
-            problems.append(f"{key}: duplicate {row.get(key)!r}")
-        ids.add(row.get(key))  # type: ignore[arg-type]
-    return ids
-
-
-def validate_retail_files(files: dict[str, bytes]) -> list[str]:
-    """Validate the retail data files (shipped or edited copies): tools, fixtures, whitelist."""
-    from traceladder.domain.retail.domain import build_domain
-
+def validate_files(domain: Domain, files: Mapping[str, bytes]) -> list[str]:
+    """Validate a domain rebuilt from (edited) data files: the generic contract plus the domain's
+    own checks. Files that cannot even be loaded are one problem, never an exception."""
+    if domain.from_files is None:
+        return [f"the {domain.name} domain cannot be rebuilt from data files"]
     try:
-        fixtures = json.loads(files["fixtures.json"])
-        policy = json.loads(files["policy.json"])
-        domain = build_domain(files)
+        rebuilt = domain.from_files(files)
     except RecursionError:
         return ["data files could not be loaded: JSON nested too deeply"]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return [f"data files could not be loaded: {type(exc).__name__}: {exc}"]
-    return validate_domain(domain, expected_tools=13) + validate_retail_fixtures(fixtures, policy)
+    return validate_domain(rebuilt)

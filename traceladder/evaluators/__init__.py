@@ -1,18 +1,22 @@
-"""The ladder: one pure module per rung, the verdict, and what is built on verdicts (reports,
-consistency, baselines, the gate). Nothing here touches DuckDB or OpenTelemetry."""
+"""The ladder: one pure module per rung under one contract, and the verdict as a fold over them.
+Nothing here touches DuckDB or OpenTelemetry."""
 
-from traceladder.evaluators.judge import EVALUATOR_VERSION, JudgeContext, Verdict, judge_case
-from traceladder.evaluators.types import ArgDiff, Call, CallCheck, Expected, Finding, RungResult
+from traceladder.evaluators.inputs import DomainRules, TraceInputs
+from traceladder.evaluators.ladder import EVALUATOR_VERSION, Ladder, Rung, load_ladder
+from traceladder.evaluators.types import ArgDiff, Call, CallCheck, Expected, Finding, RungResult, Verdict
 
 __all__ = [
     "EVALUATOR_VERSION",
     "ArgDiff",
     "Call",
     "CallCheck",
+    "DomainRules",
     "Expected",
     "Finding",
-    "JudgeContext",
+    "Ladder",
+    "Rung",
     "RungResult",
+    "TraceInputs",
     "Verdict",
-    "judge_case",
+    "load_ladder",
 ]

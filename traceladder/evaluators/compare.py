@@ -1,4 +1,5 @@
-"""Argument comparison under seed 1's parameter rules, and seed 2's default normalisation.
+"""Argument comparison under seed 1's parameter rules. `exact` is the default everywhere: no path
+normalises silently, so the same two calls can never match in one place and not in another.
 
 exact            recursive, type-aware: 1 == 1.0, booleans are not numbers, lists are
                  order-independent duplicate-insensitive sets, objects compare recursively.
@@ -8,25 +9,35 @@ normalized_date  ISO 8601 date or datetime only; date compares with date, dateti
                  aware datetimes normalise to UTC; naive vs aware → PARAM_WRONG_FORMAT.
 contains         the expected string is a substring of the actual string.
 any              present, non-null, non-empty.
+
+`compile_rule` does the expected side's work once (canonical form, parsed date), so comparing a
+golden call with thousands of actual calls never re-normalises the golden value.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
 
-RULES = ("exact", "normalized_str", "normalized_date", "contains", "any")
+from traceladder.cases.model import PARAM_RULES as RULES  # one owner: the case contract
+
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
+_NUMBERS = (int, float)  # exact types: bool is a subclass of int and must not count as a number
+
+# (equal, failure code when not): what comparing one actual value gives.
+Outcome = tuple[bool, str | None]
+Matcher = Callable[[Any], Outcome]
+_EQUAL: Outcome = (True, None)
+_WRONG_VALUE: Outcome = (False, "PARAM_WRONG_VALUE")
+_WRONG_FORMAT: Outcome = (False, "PARAM_WRONG_FORMAT")
 
 
 class WrongFormat(Exception):
     """The actual value cannot be compared under the rule (e.g. naive vs aware datetime)."""
-
-
-_NUMBERS = (int, float)  # exact types: bool is a subclass of int and must not count as a number
 
 
 def _canonical(value: Any, fold: bool) -> Any:
@@ -51,10 +62,6 @@ def exact_equal(expected: Any, actual: Any) -> bool:
     return _canonical(expected, False) == _canonical(actual, False)
 
 
-def normalized_str_equal(expected: Any, actual: Any) -> bool:
-    return _canonical(expected, True) == _canonical(actual, True)
-
-
 def parse_iso(value: Any) -> date | datetime:
     """An ISO 8601 date or datetime; natural-language dates are not parsed (WrongFormat)."""
     if not isinstance(value, str):
@@ -70,8 +77,7 @@ def parse_iso(value: Any) -> date | datetime:
     raise WrongFormat(f"{value!r} is not an ISO 8601 date or datetime")
 
 
-def normalized_date_equal(expected: Any, actual: Any) -> bool:
-    want, got = parse_iso(expected), parse_iso(actual)
+def _same_instant(want: date | datetime, got: date | datetime) -> bool:
     if isinstance(want, datetime) != isinstance(got, datetime):
         return False  # a date never equals a datetime
     if isinstance(want, datetime) and isinstance(got, datetime):
@@ -82,36 +88,38 @@ def normalized_date_equal(expected: Any, actual: Any) -> bool:
     return want == got
 
 
-def compare(rule: str, expected: Any, actual: Any) -> tuple[bool, str | None]:
-    """(equal, failure code when not). Raises ValueError for an unknown rule."""
-    try:
-        if rule == "exact":
-            ok = exact_equal(expected, actual)
-        elif rule == "normalized_str":
-            ok = normalized_str_equal(expected, actual)
-        elif rule == "normalized_date":
-            ok = normalized_date_equal(expected, actual)
-        elif rule == "contains":
-            ok = isinstance(actual, str) and isinstance(expected, str) and expected in actual
-        elif rule == "any":
-            ok = actual is not None and actual != "" and actual != [] and actual != {}
-        else:
-            raise ValueError(f"unknown rule {rule!r}; choose one of {', '.join(RULES)}")
-    except WrongFormat:
-        return False, "PARAM_WRONG_FORMAT"
-    return ok, None if ok else "PARAM_WRONG_VALUE"
-
-
-def seed2_normalize(value: Any) -> Any:
-    """Seed 2's canonicalisation when a case has no rules: trim + case-fold strings, dates to
-    their canonical ISO form, recursively; then compared with exact (type-aware) equality."""
-    if isinstance(value, str):
+def compile_rule(rule: str, expected: Any) -> Matcher:
+    """A matcher for one expected value under one rule. Raises ValueError for an unknown rule."""
+    if rule == "exact":
+        if type(expected) is str:
+            return lambda got: _EQUAL if type(got) is str and got == expected else _WRONG_VALUE
+        want = _canonical(expected, False)
+        return lambda got: _EQUAL if _canonical(got, False) == want else _WRONG_VALUE
+    if rule == "normalized_str":
+        folded = _canonical(expected, True)
+        return lambda got: _EQUAL if _canonical(got, True) == folded else _WRONG_VALUE
+    if rule == "normalized_date":
         try:
-            return parse_iso(value).isoformat()
-        except WrongFormat:
-            return value.strip().casefold()
-    if isinstance(value, list):
-        return [seed2_normalize(v) for v in value]
-    if isinstance(value, dict):
-        return {k: seed2_normalize(v) for k, v in value.items()}
-    return value
+            when = parse_iso(expected)
+        except WrongFormat:  # a golden value the rule cannot read: nothing can equal it
+            return lambda got: _WRONG_VALUE
+
+        def dates(got: Any) -> Outcome:
+            try:
+                return _EQUAL if _same_instant(when, parse_iso(got)) else _WRONG_VALUE
+            except WrongFormat:
+                return _WRONG_FORMAT
+
+        return dates
+    if rule == "contains":
+        if not isinstance(expected, str):
+            return lambda got: _WRONG_VALUE
+        return lambda got: _EQUAL if isinstance(got, str) and expected in got else _WRONG_VALUE
+    if rule == "any":
+        return lambda got: _EQUAL if got is not None and got not in ("", [], {}) else _WRONG_VALUE
+    raise ValueError(f"unknown rule {rule!r}; choose one of {', '.join(RULES)}")
+
+
+def compare(rule: str, expected: Any, actual: Any) -> Outcome:
+    """(equal, failure code when not) for one pair. Raises ValueError for an unknown rule."""
+    return compile_rule(rule, expected)(actual)

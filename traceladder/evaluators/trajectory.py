@@ -1,5 +1,10 @@
 """Rung 3 — trajectory: does the sequence of tool names follow the expected path?
 
+Needs a case. Reports seed 2's four mode scores on the calls left after ignorable reads; fails on
+ORDER_WRONG (an order-sensitive case whose calls are out of order) and CHAIN_BROKEN (a
+confirmation that does not carry the link — e.g. `action_id` — its request returned earlier in the
+trace; which tools request and confirm comes from the domain's `ChainSpec`).
+
 Seed 2's definitions (which are the *opposite* of agentevals' subset/superset naming):
 
   strict     in-order prefix match, divided by the longer list; passes only when identical
@@ -16,6 +21,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
+
+from traceladder.evaluators.analysis import Analysis
+from traceladder.evaluators.inputs import TraceInputs
+from traceladder.evaluators.types import Finding, RungResult, RungStatus
+
+NUMBER = 3
+NAME = "trajectory"
+NEEDS = frozenset({"case"})
+SURVIVORS_ONLY = False
 
 Mode = Literal["strict", "unordered", "subset", "superset"]
 MODES: tuple[Mode, ...] = ("strict", "unordered", "subset", "superset")
@@ -61,9 +75,62 @@ def score(actual: Sequence[str], expected: Sequence[str], mode: Mode, *, multise
 
 
 def scores(actual: Sequence[str], expected: Sequence[str], *, multiset: bool = False) -> dict[str, float]:
-    """All four modes at once, keyed by mode name."""
-    return {mode: score(actual, expected, mode, multiset=multiset) for mode in MODES}
+    """All four modes at once, keyed by mode name (the set algebra done once)."""
+    if multiset:
+        return {mode: score(actual, expected, mode, multiset=True) for mode in MODES}
+    sa, se = set(actual), set(expected)
+    overlap, union = len(sa & se), len(sa | se)
+    return {
+        "strict": score(actual, expected, "strict"),
+        "unordered": overlap / union if union else 1.0,
+        "subset": overlap / len(se) if se else 1.0,
+        "superset": overlap / len(sa) if sa else 1.0,
+    }
 
 
-def passes(actual: Sequence[str], expected: Sequence[str], mode: Mode, *, multiset: bool = False) -> bool:
-    return score(actual, expected, mode, multiset=multiset) == 1.0
+def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
+    a = analysis
+    m = a.match
+    names = [c.name for c in m.judged]
+    expected = [e.name for e in a.expected]
+    values = scores(names, expected)
+    findings: list[Finding] = []
+    if a.case.order_sensitive and not m.pairing.order_respected:
+        message = f"calls out of order: expected {' → '.join(expected)}, got {' → '.join(names)}"
+        findings.append(Finding(NUMBER, "ORDER_WRONG", message, expected=expected, actual=names))
+    findings += _chain_findings(a)
+    status: RungStatus = "skipped" if not expected else ("fail" if findings else "pass")
+    text = "; ".join(f.message for f in findings) or (
+        f"strict {values['strict']:.2f}, unordered {values['unordered']:.2f}, "
+        f"subset {values['subset']:.2f}, superset {values['superset']:.2f}"
+    )
+    return RungResult(NUMBER, NAME, status, values, (), tuple(findings), text)
+
+
+def _chain_findings(a: Analysis) -> list[Finding]:
+    """A confirmation must carry the link its request returned, before it, in the trace."""
+    rules, expected, calls = a.rules, a.expected, a.calls
+    pairing = a.match.pairing
+    pairs = {i: j for i, j in pairing.full} | {i: j for i, j, _ in pairing.partial}
+    findings = []
+    for i, exp in enumerate(expected):
+        if exp.name not in rules.confirmations or i not in pairs:
+            continue
+        request = next((k for k in range(i - 1, -1, -1) if expected[k].name in rules.requests), None)
+        confirm = calls[pairs[i]]
+        given = confirm.arguments.get(rules.link) if isinstance(confirm.arguments, dict) else None
+        returned = None
+        if request is not None and request in pairs:
+            req_call = calls[pairs[request]]
+            if isinstance(req_call.result, dict) and req_call.ordinal < confirm.ordinal:
+                returned = req_call.result.get(rules.link)
+        if returned is None or given != returned:
+            message = (
+                f"{exp.name} used {rules.link} {given!r}, but the request returned {returned!r} before it"
+            )
+            findings.append(
+                Finding(
+                    NUMBER, "CHAIN_BROKEN", message, exp.name, rules.link, returned, given, confirm.ordinal
+                )
+            )
+    return findings

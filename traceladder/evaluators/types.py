@@ -1,16 +1,21 @@
-"""Values the rungs exchange. All frozen: evaluators take data in and give results out."""
+"""Values the rungs exchange. All immutable: evaluators take data in and give results out.
+
+The values made once per call or per check (`Call`, `ArgDiff`, `CallCheck`, `Finding`) are named
+tuples: a frozen dataclass pays an `object.__setattr__` per field on construction, and judging
+makes millions of them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 RungStatus = Literal["pass", "fail", "skipped", "not_evaluated"]
+VERDICTS = ("PASS", "FAIL", "SKIP", "AGENT_ERROR", "NOT_EVALUATED")
 
 
-@dataclass(frozen=True)
-class Call:
-    """One actual tool call as the judge sees it.
+class Call(NamedTuple):
+    """One actual tool call as the ladder sees it.
 
     `arguments` is the parsed JSON (any type; None when the raw text did not parse), `raw` the
     text the model sent. `ok` is False when the tool returned an error; `result` is the parsed
@@ -21,27 +26,24 @@ class Call:
     arguments: Any = None
     raw: str | None = None
     ok: bool = True
-    result: Any = None
+    result: Any = None  # parsed where a rung needs it (the results of chain requests)
     ordinal: int = 0
     parsed: bool = True  # False when `raw` was not valid JSON
-
-    @staticmethod
-    def of(name: str, arguments: Any, **kwargs: Any) -> Call:
-        return Call(name=name, arguments=arguments, **kwargs)
+    result_raw: str | None = None  # the tool result exactly as recorded
 
 
 @dataclass(frozen=True)
 class Expected:
-    """One expected call. `rules` maps parameter → seed-1 rule; None means no case rules, so
-    arguments are compared after seed-2 normalisation (trim + case-fold, canonical dates)."""
+    """One expected call. `rules` maps parameter → seed-1 rule (missing keys use `exact`) and the
+    expected call names the keys compared. `rules=None` compares the whole argument object with
+    `exact` — seed 2's definition of an exact match, where an extra argument is a difference."""
 
     name: str
     arguments: dict[str, Any]
-    rules: dict[str, str] | None = None
+    rules: Mapping[str, str] | None = None
 
 
-@dataclass(frozen=True)
-class ArgDiff:
+class ArgDiff(NamedTuple):
     param: str
     expected: Any
     actual: Any
@@ -49,8 +51,7 @@ class ArgDiff:
     code: str | None  # None when equal under the rule
 
 
-@dataclass(frozen=True)
-class CallCheck:
+class CallCheck(NamedTuple):
     """One row of evidence: an expected call and the actual call paired with it (or not)."""
 
     status: str  # match | partial | missing | extra | ignored | wrong_tool | invalid
@@ -63,8 +64,7 @@ class CallCheck:
     message: str = ""
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One failed check: the row people query when asking "what went wrong?"."""
 
     rung: int
@@ -79,10 +79,36 @@ class Finding:
 
 @dataclass(frozen=True)
 class RungResult:
+    """What one rung found for one trace. `rung` is the tier on the cost ladder (1 schema … 5
+    judge), `name` identifies the rung; `scores` are named, so a new rung needs no new column."""
+
     rung: int
     name: str
     status: RungStatus
-    scores: dict[str, float] = field(default_factory=dict)
+    scores: Mapping[str, float] = field(default_factory=dict)
     checks: tuple[CallCheck, ...] = ()
     findings: tuple[Finding, ...] = ()
     explanation: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The fold of every rung's result for one trace.
+
+    `verdict` is PASS, FAIL, SKIP, AGENT_ERROR or NOT_EVALUATED (no rung could run). `settled_at`
+    is the tier of the first failing rung — or, for a PASS, of the highest rung that ran —
+    and `settled_by` its name. `ignored` are the ordinals of calls a reference rung ignored
+    (whitelisted extra reads).
+    """
+
+    verdict: str
+    failure_class: str | None
+    settled_at: int | None
+    settled_by: str | None = None
+    rungs: tuple[RungResult, ...] = ()
+    explanation: str = ""
+    ignored: tuple[int, ...] = ()
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(f for r in self.rungs for f in r.findings)

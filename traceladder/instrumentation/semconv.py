@@ -44,6 +44,7 @@ OP_INVOKE_AGENT: Final = "invoke_agent"
 
 # Our own namespace (not part of the conventions).
 RUN_ID: Final = "traceladder.run.id"
+DOMAIN: Final = "traceladder.domain"
 CASE_ID: Final = "traceladder.case.id"
 CASE_DIMENSION: Final = "traceladder.case.dimension"
 CASE_REPEAT: Final = "traceladder.case.repeat"

@@ -26,8 +26,10 @@ QUERY_SURFACE = (
     "tool_calls",
     "runs",
     "case_runs",
-    "results",
+    "trace_results",
+    "rung_results",
     "findings",
+    "results",
     "failures",
     "case_results",
 )

@@ -1,8 +1,9 @@
-"""Reading runs and their verdicts for the workflow commands (consistency, baseline, gate)."""
+"""Reading runs and their verdicts for the workflows (consistency, baselines, the gate)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ class RunInfo:
     selection: dict[str, Any]
     finished: int  # case runs recorded
     evaluated: int  # case runs with a result
+    domain: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -50,7 +52,7 @@ def run_info(store: Store, run_id: str) -> RunInfo:
         "SELECT run_id, model, provider, base_url_host, config, input_hashes, status, cases_total,"
         " started_at, selection,"
         " (SELECT count(*) FROM case_runs c WHERE c.run_id = r.run_id),"
-        " (SELECT count(*) FROM results x WHERE x.run_id = r.run_id)"
+        " (SELECT count(*) FROM trace_results x WHERE x.run_id = r.run_id), domain"
         " FROM runs r WHERE run_id = ?",
         [run_id],
     )
@@ -61,15 +63,47 @@ def run_info(store: Store, run_id: str) -> RunInfo:
     r = rows[0]
     return RunInfo(
         r[0], r[1], r[2], r[3], json.loads(r[4] or "{}"), json.loads(r[5] or "{}"), r[6], r[7] or 0,
-        r[8].isoformat() if r[8] else None, json.loads(r[9] or "{}"), r[10], r[11],
+        r[8].isoformat() if r[8] else None, json.loads(r[9] or "{}"), r[10], r[11], r[12],
     )  # fmt: skip
 
 
 def verdicts(store: Store, run_id: str) -> dict[tuple[str, int], tuple[str, str | None]]:
     """(case id, repeat) → (verdict, failure class) for an evaluated run."""
     rows = store.fetchall(
-        "SELECT case_id, repeat_index, verdict, failure_class FROM results WHERE run_id = ?", [run_id]
+        "SELECT case_id, repeat_index, verdict, failure_class FROM trace_results WHERE run_id = ?", [run_id]
     )
     if not rows:
         raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
     return {(c, k): (v, f) for c, k, v, f in rows}
+
+
+def failures_of(store: Store, run_id: str) -> list[tuple[str, int, str | None, str]]:
+    """(case id, repeat, failure class, explanation) of every FAIL of a run, in case order."""
+    return [
+        (r[0], r[1], r[2], r[3])
+        for r in store.fetchall(
+            "SELECT case_id, repeat_index, failure_class, explanation FROM trace_results "
+            "WHERE run_id = ? AND verdict = 'FAIL' ORDER BY case_id, repeat_index",
+            [run_id],
+        )
+    ]
+
+
+def has_results(store: Store, run_id: str) -> bool:
+    return bool(store.fetchall("SELECT 1 FROM trace_results WHERE run_id = ? LIMIT 1", [run_id]))
+
+
+def labelled_verdicts(
+    store: Store, run_ids: Sequence[str]
+) -> list[tuple[str, str, str, str, str | None, str]]:
+    """(run, case, the simulator's label JSON, verdict, failure class, explanation) per judged case
+    run of these runs — what `selfcheck` compares."""
+    return [
+        (r[0], r[1], r[2], r[3], r[4], r[5])
+        for r in store.fetchall(
+            "SELECT r.run_id, r.case_id, cr.expected_label, r.verdict, r.failure_class, r.explanation "
+            "FROM trace_results r JOIN case_runs cr USING (trace_id) WHERE r.run_id IN (SELECT unnest(?)) "
+            "ORDER BY r.run_id, r.case_id",
+            [list(run_ids)],
+        )
+    ]

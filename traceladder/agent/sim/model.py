@@ -69,10 +69,12 @@ class SimModel:
     ) -> None:
         self.spec = spec
         self.delay_s = delay_s
+        self.link = domain.chains.link
+        self.endless_call = next(iter(domain.simulation.extra_reads.items()), (domain.tool_names[0], {}))
         self._plans: dict[str, Plan] = {}
         self._by_instruction: dict[str, Case] = {}
         for case in cases:
-            plan = oracle_plan(case) if spec.mode == "oracle" else faulty_plan(case, domain, seed)
+            plan = oracle_plan(case, domain) if spec.mode == "oracle" else faulty_plan(case, domain, seed)
             self._plans[case.id] = plan
             self._by_instruction[case.instruction] = case
         self._ids = itertools.count(1)
@@ -114,11 +116,11 @@ class SimModel:
                 {"retry-after": "0"},
             )
         turn = sum(1 for m in messages if m.get("role") == "assistant")
-        if plan.endless:
-            calls: list[PlannedCall] | None = [PlannedCall("get_return_policy", {})]
+        if plan.endless:  # the same harmless read forever
+            calls: list[PlannedCall] | None = [PlannedCall(self.endless_call[0], dict(self.endless_call[1]))]
         else:
             calls = plan.turns[turn] if turn < len(plan.turns) else None
-        message = self._message(calls, plan.final_text, _latest_action_id(messages), turn)
+        message = self._message(calls, plan.final_text, _latest_link(messages, self.link), turn)
         finish = "tool_calls" if calls else "stop"
         if calls and "finish_stop" in self.spec.quirks:
             finish = "stop"
@@ -153,7 +155,7 @@ class SimModel:
             else:
                 args = dict(call.arguments or {})
                 if call.chain_action and action_id:
-                    args["action_id"] = action_id
+                    args[self.link] = action_id
                 arguments = args if "args_object" in quirks else json.dumps(args, ensure_ascii=False)
             entry: dict[str, Any] = {
                 "type": "function",
@@ -166,7 +168,8 @@ class SimModel:
         return {"role": "assistant", "content": content, "tool_calls": tool_calls}
 
 
-def _latest_action_id(messages: list[dict[str, Any]]) -> str | None:
+def _latest_link(messages: list[dict[str, Any]], link: str) -> str | None:
+    """The chain link (e.g. action_id) the latest tool result returned, if any."""
     for message in reversed(messages):
         if message.get("role") != "tool":
             continue
@@ -174,8 +177,8 @@ def _latest_action_id(messages: list[dict[str, Any]]) -> str | None:
             content = json.loads(message.get("content") or "")
         except ValueError:
             continue
-        if isinstance(content, dict) and isinstance(content.get("action_id"), str):
-            return content["action_id"]
+        if isinstance(content, dict) and isinstance(content.get(link), str):
+            return str(content[link])
     return None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any
 
@@ -23,13 +23,12 @@ class RetailWorld:
     """The frozen fixtures, their indexes and the compiled argument validators — built once per
     domain and shared read-only by every sandbox (a sandbox per case must not recompile them)."""
 
-    def __init__(self, fixtures: dict[str, Any], policy: dict[str, Any], schemas: dict[str, Any]) -> None:
+    def __init__(
+        self, fixtures: dict[str, Any], policy: dict[str, Any], validators: Mapping[str, Draft202012Validator]
+    ) -> None:
         self.fixtures = fixtures
         self.policy = policy
-        self.validators = {
-            name: Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
-            for name, schema in schemas.items()
-        }
+        self.validators = validators
         self.users = {u["user_id"]: u for u in fixtures["users"]}
         self.orders = {o["order_id"]: o for o in fixtures["orders"]}
         self.products = {p["product_id"]: p for p in fixtures["products"]}

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from traceladder.evaluators.report import accuracy_of
+from traceladder.reporting.build import accuracy_of
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,10 @@ from pathlib import Path
 from traceladder.agent.client import choose_model
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.runner import RunOptions, run_suite
-from traceladder.cases.loader import load_cases
 from traceladder.domain.base import Domain
-from traceladder.evaluators.judge import JudgeContext
+from traceladder.evaluation import evaluate_store
 from traceladder.storage.db import Store
-from traceladder.storage.results import evaluate_store
+from traceladder.storage.runs import labelled_verdicts
 
 
 @dataclass(frozen=True)
@@ -52,21 +51,14 @@ def selfcheck(
         config = AgentConfig(model=choice.model, sim_seed=seed)
         options = RunOptions(cases_path=cases_path, concurrency=4)
         run_ids.append(run_suite(store, choice, config, options, domain=domain).run_id)
-    ctx = JudgeContext.from_domain(domain)
-    cases = load_cases(cases_path)
     for run_id in run_ids:
-        evaluate_store(store, cases, ctx, run_id=run_id)
+        evaluate_store(store, run_id=run_id, domain=domain.name, cases_path=cases_path)
     return compare_labels(store, run_ids)
 
 
 def compare_labels(store: Store, run_ids: Sequence[str]) -> SelfCheck:
     """Compare stored results with the simulator's labels for these runs."""
-    rows = store.fetchall(
-        "SELECT r.run_id, r.case_id, cr.expected_label, r.verdict, r.failure_class, r.explanation "
-        "FROM results r JOIN case_runs cr USING (trace_id) WHERE r.run_id IN (SELECT unnest(?)) "
-        "ORDER BY r.run_id, r.case_id",
-        [run_ids],
-    )
+    rows = labelled_verdicts(store, run_ids)
     disagreements: list[Disagreement] = []
     faults: dict[str, int] = {}
     for run_id, case_id, raw_label, verdict, failure_class, explanation in rows:

@@ -1,8 +1,8 @@
-"""Rendering a ReportV1: rich tables for the terminal, JUnit XML for CI test tabs."""
+"""Rendering a ReportV1 as rich tables for the terminal. Data never becomes rich markup and never
+reaches the terminal with its control characters (see `traceladder.text`)."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from typing import Any
 
 from rich.console import Console
@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from traceladder.evaluators.report import DIMENSIONS, VERDICTS
-from traceladder.text import printable, xml_text
+from traceladder.evaluators.types import VERDICTS
+from traceladder.text import printable
 
 
 def _cell(value: object) -> Text:
@@ -34,16 +34,17 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
     )
     verdicts = Table(title="Verdicts by dimension")
     verdicts.add_column("dimension")
-    for v in VERDICTS:
+    shown = [v for v in VERDICTS if v in counts]
+    for v in shown:
         verdicts.add_column(v, justify="right")
     verdicts.add_column("accuracy", justify="right")
-    for d in (*DIMENSIONS, "all"):
+    for d in (*s["dimensions"], "all"):
         block = s if d == "all" else s["dimensions"][d]
         if not block["case_count"]:
             continue
         verdicts.add_row(
             d,
-            *(str(block["verdict_counts"][v]) for v in VERDICTS),
+            *(str(block["verdict_counts"].get(v, 0)) for v in shown),
             f"{_pct(block['accuracy'])} of {block['scored_count']}",
         )
     console.print(verdicts)
@@ -64,6 +65,27 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         for item in s["top_worst_tools"]:
             tools.add_row(_cell(item["tool"]), str(item["fail_cases"]))
         console.print(tools)
+    ladder = Table(title="The cost ladder: which rung settled each trace")
+    for column in (
+        "rung",
+        "name",
+        "judged",
+        "passed",
+        "failed",
+        "not evaluated",
+        "settled FAIL",
+        "settled PASS",
+    ):
+        ladder.add_column(column, justify="right" if column not in ("name",) else "left")
+    for rung in s.get("ladder", []):
+        st = rung["statuses"]
+        ladder.add_row(
+            str(rung["rung"]), _cell(rung["name"]), str(st.get("pass", 0) + st.get("fail", 0)),
+            str(st.get("pass", 0)), str(st.get("fail", 0)), str(st.get("not_evaluated", 0)),
+            str(rung["settled_fail"]), str(rung["settled_pass"]),
+        )  # fmt: skip
+    if s.get("ladder"):
+        console.print(ladder)
     scores = Table(title="Mean rung scores")
     scores.add_column("score")
     scores.add_column("mean", justify="right")
@@ -78,7 +100,9 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         cases.add_column("rung", justify="right")
         cases.add_column("why", overflow="fold")
         for r in bad[:show_cases]:
-            name = r["case_id"] + (f"#{r['repeat_index']}" if r["repeat_index"] else "")
+            name = (r["case_id"] or r["trace_id"][:16]) + (
+                f"#{r['repeat_index']}" if r["repeat_index"] else ""
+            )
             cases.add_row(
                 _cell(name),
                 _cell(r["taxonomy"] or r["verdict"]),
@@ -88,38 +112,3 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         console.print(cases)
         if len(bad) > show_cases:
             console.print(f"… {len(bad) - show_cases} more in the JSON report")
-
-
-def render_junit(report: dict[str, Any]) -> str:
-    """One <testcase> per case run; FAIL → <failure>, AGENT_ERROR → <error>, SKIP → <skipped>.
-
-    Every string from the run (names, messages, model output) goes through `xml_text`: a model
-    that emits ESC or NUL must not make the CI artifact unparsable.
-    """
-    s = report["summary"]["verdict_counts"]
-    suite = ET.Element(
-        "testsuite",
-        name=xml_text(f"traceladder {report['run'].get('run_id')}"),
-        tests=str(len(report["results"])),
-        failures=str(s["FAIL"]),
-        errors=str(s["AGENT_ERROR"]),
-        skipped=str(s["SKIP"]),
-    )
-    for r in report["results"]:
-        name = r["case_id"] + (f"#{r['repeat_index']}" if r["repeat_index"] else "")
-        case = ET.SubElement(
-            suite, "testcase", classname=xml_text(f"traceladder.{r['dimension']}"), name=xml_text(name)
-        )
-        detail = "\n".join(f"[rung {f['rung']}] {f['code']}: {f['message']}" for f in r["findings"])
-        message = xml_text(r["explanation"] or "")
-        if r["verdict"] == "FAIL":
-            node = ET.SubElement(case, "failure", message=message, type=xml_text(r["taxonomy"] or "FAIL"))
-            node.text = xml_text(detail)
-        elif r["verdict"] == "AGENT_ERROR":
-            ET.SubElement(case, "error", message=message, type="AGENT_ERROR")
-        elif r["verdict"] == "SKIP":
-            ET.SubElement(case, "skipped", message=message)
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

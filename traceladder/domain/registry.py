@@ -1,0 +1,46 @@
+"""Finding a domain by name: the built-in retail domain, and any installed package that registers
+one in the `traceladder.domains` entry-point group, e.g. in its pyproject.toml:
+
+    [project.entry-points."traceladder.domains"]
+    calendar = "my_package.calendar:load_domain"
+
+The entry point names a zero-argument callable returning a `Domain` (or a `Domain` itself).
+Every command that needs a domain resolves it once, here, from `--domain NAME`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import import_module
+from importlib.metadata import entry_points
+
+from traceladder.domain.base import Domain
+from traceladder.errors import UserError
+
+GROUP = "traceladder.domains"
+DEFAULT_DOMAIN = "retail"
+_BUILTIN = {"retail": "traceladder.domain.retail.domain:load_retail_domain"}
+
+
+def available() -> dict[str, str]:
+    """Domain name → `module:attribute`, built-ins first; an installed plug-in cannot shadow one."""
+    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
+    return {**found, **_BUILTIN}
+
+
+@cache
+def load_domain(name: str = DEFAULT_DOMAIN) -> Domain:
+    target = available().get(name)
+    if target is None:
+        raise UserError(f"unknown domain {name!r}; installed: {', '.join(sorted(available()))}")
+    module_name, _, attribute = target.partition(":")
+    try:
+        obj = getattr(import_module(module_name), attribute)
+        domain = obj() if callable(obj) and not isinstance(obj, Domain) else obj
+    except Exception as exc:  # a broken plug-in is a configuration problem, said in one line
+        raise UserError(f"domain {name!r} ({target}) failed to load: {type(exc).__name__}: {exc}") from None
+    if not isinstance(domain, Domain):
+        raise UserError(f"domain {name!r} ({target}) did not return a traceladder Domain")
+    if domain.name != name:
+        raise UserError(f"domain {name!r} ({target}) calls itself {domain.name!r}; the names must match")
+    return domain

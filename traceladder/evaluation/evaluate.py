@@ -1,0 +1,73 @@
+"""The evaluation layer's entry point: read judging units from the store, assemble each trace's
+inputs, run the ladder (in this process or a worker pool), write the results.
+
+The route goes down once: workflow → here → (store readers, the ladder, store writers). Every
+trace in the store is a unit; a suite trace carries a case, a trace from elsewhere may carry only
+its calls — the same fold judges both, and what ran is visible per rung.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from traceladder.errors import UserError
+from traceladder.evaluation.assemble import build_context
+from traceladder.evaluation.pool import Judges, paused_gc
+from traceladder.evaluators.ladder import Ladder, load_ladder
+from traceladder.storage.db import Store
+from traceladder.storage.readers import read_call_table, read_units
+from traceladder.storage.results import ResultTables, write_result_batches
+
+BATCH_TRACES = 20_000
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class EvaluationSummary:
+    units: int
+    runs: tuple[str, ...]
+    verdicts: dict[str, int]
+
+
+def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def evaluate_store(
+    store: Store,
+    *,
+    run_id: str | None = None,
+    domain: str | None = None,
+    cases_path: Path | None = None,
+    ladder: Ladder | None = None,
+    workers: int | None = None,
+) -> EvaluationSummary:
+    """Judge every trace of the store (or of one run) and replace their stored results.
+
+    `domain` is the default for case-tagged traces that name none and the schema source for
+    traces without a case; `ladder` defaults to the built-in rungs plus installed plug-ins.
+    """
+    units = read_units(store, run_id)
+    if run_id and not units:
+        raise UserError(f"no traces of run {run_id} in {store.path}")
+    ctx = build_context(units, ladder or load_ladder(), domain=domain, cases_path=cases_path)
+    verdicts: Counter[str] = Counter()
+
+    def counted(stream: Iterator[ResultTables]) -> Iterator[ResultTables]:
+        for tables in stream:
+            verdicts.update(tables.traces.column("verdict").to_pylist())
+            yield tables
+
+    with paused_gc(), Judges(ctx, workers=workers) as judges:
+        for chunk in batches(units, BATCH_TRACES):
+            judges.submit(list(chunk), read_call_table(store, [u.trace_id for u in chunk]))
+        # Each batch is written while the workers judge the next ones; one transaction, so a
+        # reader sees all old results or all new ones.
+        write_result_batches(store, counted(judges.results()))
+    runs = tuple(sorted({u.run_id for u in units if u.run_id}))
+    return EvaluationSummary(len(units), runs, dict(verdicts))

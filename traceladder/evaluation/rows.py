@@ -1,0 +1,217 @@
+"""Verdicts → the three result tables.
+
+Per rung, status, scores and explanation go to `rung_results`; the evidence JSON keeps only what
+no other table holds: the golden calls, the ignored reads, and every check (with its argument
+diffs) of the rungs that did not pass.
+
+A verdict's rows do not depend on which trace it belongs to, so each *distinct* verdict's rows are
+built once, and every trace gets them by an Arrow `take` (in C) next to its own identity columns.
+Traces judged identical (see `pool.judge_batch`) therefore cost a few list appends each.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from traceladder.cases.model import Case
+from traceladder.evaluators.types import RungResult, Verdict
+from traceladder.storage.readers import UnitRow
+from traceladder.storage.results import FINDING_SCHEMA, RUNG_RESULT_SCHEMA, TRACE_RESULT_SCHEMA, ResultTables
+
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+_S, _I = pa.string(), pa.int32()
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else _encode(value)
+
+
+class RowBuilder:
+    """Accumulates judged traces; `tables()` hands them over as one `ResultTables`."""
+
+    def __init__(self, evaluator_version: str) -> None:
+        self.version = evaluator_version
+        self.now = datetime.now(UTC).replace(tzinfo=None)
+        # per trace
+        self.trace_ids: list[str] = []
+        self.run_ids: list[str | None] = []
+        self.case_ids: list[str | None] = []
+        self.repeats: list[int | None] = []
+        self.domains: list[str | None] = []
+        self.verdict_of: list[int] = []  # index into the distinct verdicts
+        # per distinct verdict
+        self._index: dict[int, int] = {}  # id(verdict) → index
+        self._keep: list[Verdict] = []  # keeps each verdict alive, so its id is never reused
+        self.verdict_rows: list[tuple[Any, ...]] = []  # dimension, verdict, class, settled, …, evidence
+        self.rung_span: list[tuple[int, int]] = []  # [start, end) into the distinct rung rows
+        self.finding_span: list[tuple[int, int]] = []
+        self.rung_rows: list[tuple[Any, ...]] = []
+        self.score_offsets: list[int] = [0]
+        self.score_keys: list[str] = []
+        self.score_values: list[float] = []
+        self.finding_rows: list[tuple[Any, ...]] = []
+        self._golden: dict[str, str] = {}
+
+    def add(self, unit: UnitRow, case: Case | None, v: Verdict) -> None:
+        index = self._index.get(id(v))
+        if index is None:
+            index = self._index[id(v)] = self._distinct(case, v)
+        self.trace_ids.append(unit.trace_id)
+        self.run_ids.append(unit.run_id)
+        self.case_ids.append(unit.case_id)
+        self.repeats.append(unit.repeat_index if unit.case_id else None)
+        self.domains.append(unit.domain)
+        self.verdict_of.append(index)
+
+    def _distinct(self, case: Case | None, v: Verdict) -> int:
+        self._keep.append(v)
+        self.verdict_rows.append(
+            (
+                case.dimension if case else None,
+                v.verdict,
+                v.failure_class,
+                v.settled_at,
+                v.settled_by,
+                v.explanation,
+                self._evidence(case, v),
+            )  # fmt: skip
+        )
+        start = len(self.rung_rows)
+        for r in v.rungs:
+            self.rung_rows.append((r.rung, r.name, r.status, r.explanation))
+            self.score_keys += r.scores.keys()
+            self.score_values += r.scores.values()
+            self.score_offsets.append(len(self.score_keys))
+        self.rung_span.append((start, len(self.rung_rows)))
+        start = len(self.finding_rows)
+        for r in v.rungs:
+            for f in r.findings:
+                self.finding_rows.append(
+                    (
+                        f.rung,
+                        f.code,
+                        f.tool,
+                        f.param,
+                        _json(f.expected),
+                        _json(f.actual),
+                        f.message,
+                        f.ordinal,
+                        r.name,
+                    )
+                )
+        self.finding_span.append((start, len(self.finding_rows)))
+        return len(self.verdict_rows) - 1
+
+    def tables(self) -> ResultTables:
+        n = len(self.trace_ids)
+        trace_ids = pa.array(self.trace_ids, _S)
+        run_ids, case_ids = pa.array(self.run_ids, _S), pa.array(self.case_ids, _S)
+        repeats = pa.array(self.repeats, _I)
+        version = pa.array([self.version], _S)
+
+        # trace_results: the trace's identity, and its verdict's columns taken per trace
+        distinct = _transpose(self.verdict_rows, 7)
+        verdict_of = pa.array(self.verdict_of, _I)
+        dimension, verdict, cls, settled_at, settled_by, explanation, evidence = (
+            pa.array(col, t).take(verdict_of)
+            for col, t in zip(distinct, (_S, _S, _S, _I, _S, _S, _S), strict=True)
+        )
+        traces = pa.table(
+            [
+                trace_ids, run_ids, case_ids, repeats, dimension, pa.array(self.domains, _S), verdict, cls,
+                settled_at, settled_by, explanation, evidence, _repeat(version, n),
+                pa.array([self.now], pa.timestamp("us")).take(pa.array([0] * n, _I)),
+            ],
+            schema=TRACE_RESULT_SCHEMA,
+        )  # fmt: skip
+
+        # rung_results and findings: each distinct verdict's rows, once per trace that has it
+        rung_take, rung_owner = _expand(self.verdict_of, self.rung_span)
+        rung, name, status, rung_explanation = _transpose(self.rung_rows, 4)
+        scores = pa.MapArray.from_arrays(
+            pa.array(self.score_offsets, _I),
+            pa.array(self.score_keys, _S),
+            pa.array(self.score_values, pa.float64()),
+        )
+        rungs = pa.table(
+            [
+                trace_ids.take(rung_owner), pa.array(rung, _I).take(rung_take),
+                pa.array(name, _S).take(rung_take),
+                pa.array(status, _S).take(rung_take), scores.take(rung_take),
+                pa.array(rung_explanation, _S).take(rung_take), _repeat(version, len(rung_take)),
+            ],
+            schema=RUNG_RESULT_SCHEMA,
+        )  # fmt: skip
+        finding_take, finding_owner = _expand(self.verdict_of, self.finding_span)
+        f_rung, code, tool, param, expected, actual, message, ordinal, f_name = _transpose(
+            self.finding_rows, 9
+        )
+        findings = pa.table(
+            [
+                run_ids.take(finding_owner), case_ids.take(finding_owner), repeats.take(finding_owner),
+                trace_ids.take(finding_owner), pa.array(f_rung, _I).take(finding_take),
+                pa.array(code, _S).take(finding_take), pa.array(tool, _S).take(finding_take),
+                pa.array(param, _S).take(finding_take), pa.array(expected, _S).take(finding_take),
+                pa.array(actual, _S).take(finding_take), pa.array(message, _S).take(finding_take),
+                pa.array(ordinal, _I).take(finding_take), _repeat(version, len(finding_take)),
+                pa.array(f_name, _S).take(finding_take),
+            ],
+            schema=FINDING_SCHEMA,
+        )  # fmt: skip
+        return ResultTables(traces, rungs, findings)
+
+    def _evidence(self, case: Case | None, v: Verdict) -> str:
+        golden = "[]"
+        if case is not None:
+            golden = self._golden.get(case.id) or self._golden.setdefault(case.id, _encode(_golden(case)))
+        checks = {r.name: _checks(r) for r in v.rungs if r.status == "fail" and r.checks}
+        rest = _encode({"ignored_ordinals": list(v.ignored), "checks": checks})
+        return '{"golden":' + golden + "," + rest[1:]
+
+
+def _expand(owner_of: list[int], spans: list[tuple[int, int]]) -> tuple[pa.Array, pa.Array]:
+    """For per-trace owners and per-owner [start, end) row spans: the row indices to take, and
+    for each taken row the index of the trace it belongs to."""
+    take: list[int] = []
+    trace: list[int] = []
+    for t, owner in enumerate(owner_of):
+        start, end = spans[owner]
+        if end > start:
+            take.extend(range(start, end))
+            trace.extend([t] * (end - start))
+    return pa.array(take, _I), pa.array(trace, _I)
+
+
+def _repeat(value: pa.Array, n: int) -> pa.Array:
+    return value.take(pa.array([0] * n, _I)) if n else value.slice(0, 0)
+
+
+def _transpose(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """Row tuples → column lists, transposed once in C rather than appended cell by cell."""
+    return [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in range(width)]
+
+
+def _golden(case: Case) -> list[dict[str, Any]]:
+    return [{"tool": c.tool, "params": c.params, "param_rules": c.param_rules} for c in case.calls]
+
+
+def _checks(r: RungResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "status": c.status,
+            "expected_tool": c.expected_tool,
+            "actual_tool": c.actual_tool,
+            "actual_ordinal": c.actual_ordinal,
+            "code": c.code,
+            "message": c.message,
+            "diffs": [
+                {"param": d.param, "expected": d.expected, "actual": d.actual, "rule": d.rule, "code": d.code}
+                for d in c.diffs
+            ],
+        }  # fmt: skip
+        for c in r.checks
+    ]

@@ -1,0 +1,36 @@
+"""The failure taxonomy and its one priority order.
+
+A trace's dominant failure class — and a call's, when one call has several problems — is the first
+class present in `PRIORITY`: the most specific, lowest-rung cause first, then call-level
+omissions, then trajectory and chain problems, then what later rungs add. Every finding stays
+visible; the order only names the headline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+PRIORITY: tuple[str, ...] = (
+    "UNKNOWN_TOOL",
+    "TOOL_WRONG",
+    "PARAM_MISSING",
+    "PARAM_WRONG_FORMAT",
+    "PARAM_HALLUCINATED_ID",
+    "PARAM_WRONG_VALUE",
+    "PARAM_UNEXPECTED",
+    "CALL_MISSING",
+    "CALL_UNEXPECTED",
+    "CALL_EXTRA",
+    "ORDER_WRONG",
+    "CHAIN_BROKEN",
+)
+_RANK = {code: rank for rank, code in enumerate(PRIORITY)}
+
+
+def dominant(codes: Iterable[str | None]) -> str | None:
+    """The highest-priority class among `codes`; classes outside the list (a plug-in rung's) rank
+    after it, alphabetically. None when there are none."""
+    present = {c for c in codes if c}
+    if not present:
+        return None
+    return min(present, key=lambda c: (_RANK.get(c, len(PRIORITY)), c))

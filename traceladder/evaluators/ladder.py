@@ -1,0 +1,172 @@
+"""The ladder: an ordered list of rungs with one contract, and the verdict as a fold over it.
+
+A rung is any object (usually a module) with `NUMBER` (its tier on the cost ladder: 1 schema …
+5 judge), `NAME`, `NEEDS` (the `TraceInputs` it cannot run without), `SURVIVORS_ONLY` (run only
+when no lower rung failed — the judge's rule) and `evaluate(inputs, analysis) -> RungResult`.
+Every rung is always reported: a rung whose inputs are absent is `not_evaluated` with the reason,
+a survivors-only rung above a failure is `skipped` ("sent to triage"). Rung order decides which
+rung *settles* the verdict, never what is visible.
+
+Adding a rung is one module and one line in `BUILTIN` (or an entry point in the
+`traceladder.rungs` group for a plug-in); results are stored long-form, so no migration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import import_module
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Any, Protocol
+
+from traceladder.evaluators import call_match, partial_credit, schema, trajectory
+from traceladder.evaluators.analysis import Analysis
+from traceladder.evaluators.classes import dominant
+from traceladder.evaluators.inputs import TraceInputs
+from traceladder.evaluators.types import RungResult, Verdict
+
+# Bumped whenever a verdict, class, score or explanation for the same trace can change; recorded
+# with every result, and part of what a baseline binds to.
+EVALUATOR_VERSION = "2.0.0"
+GROUP = "traceladder.rungs"
+
+
+class Rung(Protocol):
+    @property
+    def NUMBER(self) -> int: ...  # noqa: N802 - module constants are the contract
+
+    @property
+    def NAME(self) -> str: ...  # noqa: N802
+
+    @property
+    def NEEDS(self) -> frozenset[str]: ...  # noqa: N802
+
+    @property
+    def SURVIVORS_ONLY(self) -> bool: ...  # noqa: N802
+
+    def evaluate(self, inputs: TraceInputs, analysis: Analysis) -> RungResult: ...
+
+
+# The built-in rungs, in ladder order. Registering a rung is one line here.
+BUILTIN: tuple[Rung, ...] = (schema, call_match, trajectory, partial_credit)
+
+
+def _reference(rung: Rung) -> Any:
+    """How a rung travels to a worker process: a module by its import path, anything else as is."""
+    return rung.__name__ if isinstance(rung, ModuleType) else rung
+
+
+def _resolve(reference: Any) -> Rung:
+    return import_module(reference) if isinstance(reference, str) else reference
+
+
+@dataclass(frozen=True)
+class Ladder:
+    rungs: tuple[Rung, ...] = BUILTIN
+
+    def __post_init__(self) -> None:
+        names = [r.NAME for r in self.rungs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two rungs share a name: {names}")
+        # Stable by tier: rungs of one tier keep their registration order.
+        object.__setattr__(self, "rungs", tuple(sorted(self.rungs, key=lambda r: r.NUMBER)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_ladder_from, (tuple(_reference(r) for r in self.rungs),))
+
+    def with_rungs(self, extra: Iterable[Rung]) -> Ladder:
+        return Ladder((*self.rungs, *extra))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(r.NAME for r in self.rungs)
+
+    @property
+    def version(self) -> str:
+        """The evaluator version, plus every rung beyond the built-ins (they change verdicts)."""
+        extra = [r.NAME for r in self.rungs if r not in BUILTIN]
+        return EVALUATOR_VERSION + (f"+{'+'.join(extra)}" if extra else "")
+
+    def judge(self, inputs: TraceInputs) -> Verdict:
+        """Fold every rung over one trace into its verdict."""
+        case = inputs.case
+        if case is not None and case.skip:
+            return Verdict("SKIP", None, None, explanation=f"skipped: {case.skip_reason}")
+        if inputs.agent_error:
+            return Verdict("AGENT_ERROR", None, None, explanation=f"agent error: {inputs.agent_error}")
+        analysis = Analysis(inputs)
+        results: list[RungResult] = []
+        failed = False
+        for rung in self.rungs:
+            absent = [need for need in sorted(rung.NEEDS) if not inputs.has(need)]
+            if absent:
+                result = RungResult(rung.NUMBER, rung.NAME, "not_evaluated",
+                                    explanation=f"not evaluated: {inputs.why_absent(absent[0])}")  # fmt: skip
+            elif rung.SURVIVORS_ONLY and failed:
+                result = RungResult(rung.NUMBER, rung.NAME, "skipped",
+                                    explanation="a lower rung failed: sent to triage instead")  # fmt: skip
+            else:
+                result = rung.evaluate(inputs, analysis)
+            failed = failed or result.status == "fail"
+            results.append(result)
+        ignored = analysis.ignored_ordinals if analysis.matched else ()
+        return fold(results, ignored)
+
+
+def fold(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdict:
+    """The verdict of a trace from its rung results, in ladder order.
+
+    FAIL when any rung failed: settled at the first failing rung, the dominant failure class over
+    every finding. PASS when every rung that ran passed: settled at the highest rung that ran.
+    NOT_EVALUATED when no rung could run at all.
+    """
+    rungs = tuple(results)
+    ran = [r for r in rungs if r.status in ("pass", "fail", "skipped") and not _triaged(r)]
+    judged = [r for r in ran if r.status != "skipped"] or ran
+    if not ran:
+        reasons = "; ".join(f"{r.name}: {r.explanation}" for r in rungs)
+        return Verdict(
+            "NOT_EVALUATED", None, None, None, rungs, f"no rung could judge this trace ({reasons})", ignored
+        )
+    failing = [r for r in rungs if r.status == "fail"]
+    if failing:
+        first = failing[0]
+        findings = [f for r in rungs for f in r.findings]
+        cls = dominant(f.code for f in findings)
+        headline = next((f.message for f in findings if f.code == cls), first.explanation)
+        text = f"FAIL at rung {first.rung} ({first.name}): {cls or 'failed'}: {headline}"
+        return Verdict("FAIL", cls, first.rung, first.name, rungs, text, ignored)
+    top = max(judged, key=lambda r: r.rung)
+    text = _pass_text(judged)
+    missing = [r.name for r in rungs if r.status == "not_evaluated"]
+    if missing:
+        text += f" (not evaluated: {', '.join(missing)})"
+    return Verdict("PASS", None, top.rung, top.name, rungs, text, ignored)
+
+
+def _triaged(result: RungResult) -> bool:
+    return result.status == "skipped" and result.explanation.startswith("a lower rung failed")
+
+
+def _pass_text(passed: Sequence[RungResult]) -> str:
+    """The most specific statement of a pass: the explanation of the passing rung with a reference
+    (call match) when there is one, else of the lowest rung."""
+    for result in passed:
+        if result.name == call_match.NAME and result.status == "pass":
+            return result.explanation
+    return passed[0].explanation
+
+
+def _ladder_from(references: tuple[Any, ...]) -> Ladder:
+    return Ladder(tuple(_resolve(r) for r in references))
+
+
+def plugin_rungs() -> tuple[Rung, ...]:
+    """Rungs installed packages register in the `traceladder.rungs` entry-point group."""
+    return tuple(ep.load() for ep in entry_points(group=GROUP))
+
+
+def load_ladder() -> Ladder:
+    """The built-in rungs plus every installed plug-in rung, in ladder order."""
+    return Ladder(BUILTIN).with_rungs(plugin_rungs())

@@ -1,0 +1,43 @@
+"""Rendering a ReportV1 as JUnit XML for CI test tabs: one <testcase> per judged trace.
+
+Every string from the run (names, messages, model output) goes through `xml_text`: a model that
+emits ESC or NUL must not make the CI artifact unparsable.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from traceladder.text import xml_text
+
+
+def render_junit(report: dict[str, Any]) -> str:
+    """FAIL → <failure>, AGENT_ERROR → <error>, SKIP and NOT_EVALUATED → <skipped>."""
+    s = report["summary"]["verdict_counts"]
+    suite = ET.Element(
+        "testsuite",
+        name=xml_text(f"traceladder {report['run'].get('run_id')}"),
+        tests=str(len(report["results"])),
+        failures=str(s["FAIL"]),
+        errors=str(s["AGENT_ERROR"]),
+        skipped=str(s["SKIP"] + s.get("NOT_EVALUATED", 0)),
+    )
+    for r in report["results"]:
+        name = (r["case_id"] or r["trace_id"]) + (f"#{r['repeat_index']}" if r["repeat_index"] else "")
+        case = ET.SubElement(
+            suite, "testcase", classname=xml_text(f"traceladder.{r['dimension']}"), name=xml_text(name)
+        )
+        detail = "\n".join(f"[rung {f['rung']}] {f['code']}: {f['message']}" for f in r["findings"])
+        message = xml_text(r["explanation"] or "")
+        if r["verdict"] == "FAIL":
+            node = ET.SubElement(case, "failure", message=message, type=xml_text(r["taxonomy"] or "FAIL"))
+            node.text = xml_text(detail)
+        elif r["verdict"] == "AGENT_ERROR":
+            ET.SubElement(case, "error", message=message, type="AGENT_ERROR")
+        elif r["verdict"] in ("SKIP", "NOT_EVALUATED"):
+            ET.SubElement(case, "skipped", message=message)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

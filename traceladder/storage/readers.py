@@ -1,0 +1,166 @@
+"""Reading what the evaluation layer and the reports need, set-based: one query for the judging
+units, one query per batch of traces for their tool calls (never one per trace), one query per
+table for a run's results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from traceladder.errors import UserError
+from traceladder.storage.db import Store
+
+# The judging units: every trace in the store. A root (or invoke_agent) span may name a case, a
+# run and a domain; a `case_runs` row, when there is one, is authoritative for them and adds the
+# agent status. A trace of one of our own runs without a `case_runs` row is an attempt that never
+# finished (Ctrl-C, a failed write): `--resume` runs that case again, so it is not a unit.
+_UNITS = """
+WITH traces AS (
+    SELECT trace_id,
+           max(attributes->>'$."traceladder.case.id"') FILTER (WHERE is_root) AS case_id,
+           max(attributes->>'$."traceladder.run.id"') FILTER (WHERE is_root) AS run_id,
+           max(TRY_CAST(attributes->>'$."traceladder.case.repeat"' AS INTEGER))
+               FILTER (WHERE is_root) AS repeat_index,
+           max(attributes->>'$."traceladder.domain"') FILTER (WHERE is_root) AS domain,
+           bool_or(status_code = 'ERROR') FILTER (WHERE is_root) AS root_error,
+           max(error_type) FILTER (WHERE is_root) AS root_error_type
+    FROM (SELECT *, operation = 'invoke_agent' OR parent_span_id IS NULL AS is_root FROM spans)
+    GROUP BY trace_id
+)
+SELECT t.trace_id,
+       coalesce(cr.run_id, t.run_id) AS run_id,
+       coalesce(cr.case_id, t.case_id) AS case_id,
+       coalesce(cr.repeat_index, t.repeat_index, 0) AS repeat_index,
+       coalesce(ru.domain, t.domain) AS domain,
+       coalesce(cr.agent_status, CASE WHEN coalesce(t.root_error, false) THEN 'error' ELSE 'ok' END)
+           AS agent_status,
+       coalesce(cr.error_type, t.root_error_type) AS error_type
+FROM traces t
+LEFT JOIN case_runs cr ON cr.trace_id = t.trace_id
+LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, t.run_id)
+WHERE ($run IS NULL OR coalesce(cr.run_id, t.run_id) = $run)
+  AND (cr.trace_id IS NOT NULL OR t.run_id IS NULL OR ru.run_id IS NULL)
+ORDER BY run_id NULLS LAST, case_id NULLS LAST, repeat_index, t.trace_id
+"""
+
+_CALLS = """
+SELECT tc.trace_id, tc.ordinal, tc.tool_name, tc.arguments_raw, tc.status, tc.result
+FROM tool_calls tc SEMI JOIN unit_traces u ON tc.trace_id = u.trace_id
+ORDER BY tc.trace_id, tc.ordinal
+"""
+
+
+@dataclass(frozen=True)
+class UnitRow:
+    """What the store says about one trace before it is judged."""
+
+    trace_id: str
+    run_id: str | None
+    case_id: str | None
+    repeat_index: int
+    domain: str | None
+    agent_status: str
+    error_type: str | None
+
+
+def read_units(store: Store, run_id: str | None = None) -> list[UnitRow]:
+    return [UnitRow(*row) for row in store.fetchall(_UNITS, {"run": run_id})]
+
+
+def read_call_table(store: Store, trace_ids: Sequence[str]) -> pa.Table:
+    """Tool calls of these traces in one query, as Arrow (parsed later, where they are judged)."""
+    traces = pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})
+    with store.lock:
+        store.conn.register("unit_traces", traces)
+        try:
+            return store.conn.sql(_CALLS).to_arrow_table()
+        finally:
+            store.conn.unregister("unit_traces")
+
+
+def latest_run(store: Store) -> str:
+    rows = store.fetchall("SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
+    if not rows:
+        rows = store.fetchall(
+            "SELECT run_id FROM trace_results WHERE run_id IS NOT NULL ORDER BY evaluated_at DESC LIMIT 1"
+        )
+    if not rows:
+        raise UserError(f"no runs in {store.path}; run `traceladder run` first")
+    return str(rows[0][0])
+
+
+def _dicts(store: Store, sql: str, params: Any) -> list[dict[str, Any]]:
+    with store.lock:
+        cursor = store.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """Everything stored about one run's judged traces, as plain rows (reports are built from
+    these, never re-judged)."""
+
+    run: dict[str, Any]
+    results: list[dict[str, Any]]
+    rungs: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    calls: dict[str, list[dict[str, Any]]]
+
+
+def run_rows(store: Store, run_id: str) -> RunRows:
+    runs = _dicts(store, "SELECT * FROM runs WHERE run_id = ?", [run_id])
+    run: dict[str, Any] = runs[0] if runs else {"run_id": run_id, "model": None, "status": "external"}
+    for key in ("config", "input_hashes", "selection"):
+        if isinstance(run.get(key), str):
+            run[key] = json.loads(run[key])
+    for key in ("started_at", "finished_at"):
+        if run.get(key) is not None:
+            run[key] = run[key].isoformat()
+    results = _dicts(
+        store,
+        "SELECT * EXCLUDE (evaluated_at) FROM trace_results WHERE run_id = ? "
+        "ORDER BY case_id, repeat_index, trace_id",
+        [run_id],
+    )  # fmt: skip
+    if not results:
+        raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
+    for r in results:
+        r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
+    rungs = _dicts(
+        store,
+        "SELECT g.trace_id, g.rung, g.rung_name, g.status, g.scores, g.explanation FROM rung_results g "
+        "SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) t USING (trace_id) "
+        "ORDER BY g.trace_id, g.rung, g.rung_name",
+        [run_id],
+    )
+    findings = _dicts(
+        store,
+        "SELECT * FROM findings WHERE run_id = ? "
+        "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message",
+        [run_id],
+    )
+    for f in findings:
+        f["expected"] = json.loads(f["expected"]) if f["expected"] else None
+        f["actual"] = json.loads(f["actual"]) if f["actual"] else None
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for row in _dicts(
+        store,
+        "SELECT tc.trace_id, tc.ordinal, tc.tool_name AS tool, tc.arguments_raw, tc.status, tc.error_type "
+        "FROM tool_calls tc "
+        "SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) r USING (trace_id) "
+        "ORDER BY tc.trace_id, tc.ordinal",
+        [run_id],
+    ):
+        trace = row.pop("trace_id")
+        try:
+            row["arguments"] = json.loads(row["arguments_raw"]) if row["arguments_raw"] is not None else None
+        except ValueError:
+            row["arguments"] = None  # invalid JSON: arguments_raw keeps what the model sent
+        calls.setdefault(trace, []).append(row)
+    return RunRows(run, results, rungs, findings, calls)

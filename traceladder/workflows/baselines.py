@@ -1,0 +1,111 @@
+"""BaselineV1 workflows: the review template, locking (with its evidence checked), showing and
+checking a baseline. Every failure is typed: `UserError` (exit 2) for what a user must fix,
+`VerificationFailed` (exit 1) for a hash that does not verify."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from traceladder.errors import UserError, VerificationFailed
+from traceladder.files import read_json_object
+from traceladder.reporting.baseline import (
+    LockRefused,
+    build_baseline,
+    check_lock_runs,
+    check_review,
+    comparability,
+    report_sha256,
+    review_template,
+    verify_self_hash,
+)
+from traceladder.schemas import first_problem
+from traceladder.storage.db import Store
+from traceladder.storage.runs import RunInfo, failures_of, has_results, run_info
+from traceladder.workflows.consistency import consistency_record
+from traceladder.workflows.reports import load_report
+
+
+def load_baseline(path: Path) -> dict[str, Any]:
+    """A BaselineV1 that parses, validates against its published schema and verifies its own
+    hash; `UserError` otherwise, `VerificationFailed` for a file edited after locking."""
+    baseline = read_json_object(path, "baseline")
+    if baseline.get("schema") != "BaselineV1":
+        raise UserError(f"{path} is not a BaselineV1 file (schema={baseline.get('schema')!r})")
+    problem = first_problem("BaselineV1", baseline)
+    if problem:
+        raise UserError(f"baseline {path} is not a valid BaselineV1: {problem}")
+    if not verify_self_hash(baseline):
+        raise VerificationFailed(
+            f"baseline {path} fails its own SHA-256: it was edited after locking; re-lock it"
+        )
+    return baseline
+
+
+def make_review_template(store: Store, run_id: str) -> dict[str, Any]:
+    run_info(store, run_id)  # a clear error for an unknown run
+    return review_template(run_id, failures_of(store, run_id))
+
+
+def _lock_facts(info: RunInfo) -> dict[str, Any]:
+    return {
+        "run_id": info.run_id, "model": info.model, "input_hashes": info.input_hashes,
+        "selection": info.selection, "complete": info.complete, "incompleteness": info.incompleteness(),
+    }  # fmt: skip
+
+
+def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path) -> dict[str, Any]:
+    """The BaselineV1 for `canonical`, or `UserError` naming the evidence that is missing."""
+    consistency = read_json_object(consistency_path, "consistency")
+    review = read_json_object(review_path, "review")
+    runs = consistency.get("runs")
+    if not isinstance(runs, list) or canonical not in runs:
+        raise UserError(f"the canonical run {canonical} is not among the consistency record's runs")
+    try:
+        check_lock_runs([_lock_facts(run_info(store, r)) for r in runs])
+    except LockRefused as exc:
+        raise UserError(f"baseline not locked: {exc}") from None
+    fresh = consistency_record(store, list(runs))
+    if fresh["per_case"] != consistency.get("per_case"):
+        raise UserError(
+            f"{consistency_path} does not match the stored results; "
+            "re-create it with `traceladder consistency`"
+        )
+    report = load_report(store, canonical)
+    fails = {(r["case_id"], r["repeat_index"]) for r in report["results"] if r["verdict"] == "FAIL"}
+    try:
+        counts = check_review(review, canonical, fails)
+    except LockRefused as exc:
+        raise UserError(f"baseline not locked: {exc}") from None
+    return build_baseline(report["run"], report, consistency, counts)
+
+
+@dataclass(frozen=True)
+class BaselineCheck:
+    messages: tuple[str, ...]  # what verified, in order
+
+
+def check(store: Store | None, path: Path, run_id: str | None) -> BaselineCheck:
+    """Verify a baseline's own hash; its canonical report, when `store` holds that run; and the
+    comparability of `run_id`, when given. `VerificationFailed` (exit 1) for a hash that does not
+    verify; `UserError` (exit 2) for a run that is not comparable."""
+    baseline = load_baseline(path)
+    said = [f"baseline_sha256 verified ({baseline['baseline_sha256'][:12]}…)"]
+    if store is None:
+        if run_id:
+            raise UserError(f"no store to find run {run_id} in; pass --db")
+        return BaselineCheck(tuple(said))
+    if has_results(store, baseline["run_id"]):
+        if report_sha256(load_report(store, baseline["run_id"])) != baseline["report_sha256"]:
+            raise VerificationFailed(
+                f"the canonical run's report in {store.path} no longer hashes to report_sha256"
+            )
+        said.append("report_sha256 verified against the canonical run in the store")
+    if run_id:
+        info = run_info(store, run_id)
+        differences = comparability(baseline, info.model, info.input_hashes)
+        if differences:
+            raise UserError(f"run {info.run_id} is not comparable: different {', '.join(differences)}")
+        said.append(f"run {info.run_id} is comparable with the baseline")
+    return BaselineCheck(tuple(said))

@@ -1,0 +1,68 @@
+"""The CI gate as a workflow: the run's complete evidence, the baseline, the decision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from traceladder.errors import UserError, VerificationFailed
+from traceladder.reporting.baseline import comparability
+from traceladder.reporting.gate import GateOutcome, decide
+from traceladder.storage.db import Store
+from traceladder.storage.readers import latest_run
+from traceladder.storage.runs import run_info, verdicts
+from traceladder.workflows.baselines import load_baseline
+from traceladder.workflows.reports import load_report
+
+
+@dataclass(frozen=True)
+class GateResult:
+    run_id: str
+    outcome: GateOutcome
+    gaps: tuple[str, ...]  # incomplete evidence, gated anyway because of --allow-partial
+    report: dict[str, Any] | None  # when a JUnit file was asked for
+
+
+def gate(
+    store: Store,
+    *,
+    run_id: str | None,
+    min_pass_rate: float | None,
+    baseline_path: Path | None,
+    max_drop: float,
+    allow_partial: bool = False,
+    with_report: bool = False,
+) -> GateResult:
+    """Decide a run against a pass-rate floor and/or a baseline.
+
+    Gating needs complete evidence: a complete, fully evaluated run that covers every case of the
+    baseline — else `UserError` naming what is missing, unless `allow_partial`. A run that is not
+    comparable with the baseline (another model, case hash or configuration) is reported as just
+    that (exit 2), before any completeness question.
+    """
+    if min_pass_rate is None and baseline_path is None:
+        raise UserError("give --min-pass-rate X and/or --baseline FILE")
+    try:
+        baseline = load_baseline(baseline_path) if baseline_path else None
+    except VerificationFailed as exc:  # for the gate, an edited baseline is an unusable input
+        raise UserError(str(exc)) from None
+    run_id = run_id or latest_run(store)
+    info = run_info(store, run_id)
+    run_verdicts = verdicts(store, run_id)
+    incomparable = comparability(baseline, info.model, info.input_hashes) if baseline else None
+    gaps = [info.incompleteness()] if info.incompleteness() else []
+    if baseline is not None and not incomparable:
+        covered = {case_id for case_id, _ in run_verdicts}
+        missing = sorted(set(baseline["cases"]) - covered)
+        if missing:
+            shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+            gaps.append(f"run {run_id} does not cover {len(missing)} of the baseline's cases ({shown})")
+    if gaps and not incomparable and not allow_partial:
+        raise UserError(f"not gated: {'; '.join(gaps)} (or pass --allow-partial)")
+    outcome = decide(
+        run_id, run_verdicts, min_pass_rate=min_pass_rate, baseline=baseline, max_drop=max_drop,
+        incomparable=incomparable,
+    )  # fmt: skip
+    report = load_report(store, run_id) if with_report else None
+    return GateResult(run_id, outcome, tuple(gaps) if not incomparable else (), report)

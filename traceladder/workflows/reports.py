@@ -1,0 +1,57 @@
+"""Reports of a run: load (from stored rows, in the run's domain's terms), render, save."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from traceladder.domain.registry import available, load_domain
+from traceladder.files import write_text
+from traceladder.reporting.build import build_report
+from traceladder.reporting.junit import render_junit
+from traceladder.reporting.terminal import render_text
+from traceladder.storage.db import Store
+from traceladder.storage.readers import run_rows
+
+FORMATS = ("text", "json", "junit")
+
+
+def load_report(store: Store, run_id: str) -> dict[str, Any]:
+    """The ReportV1 of a run: its dimensions in its domain's order, its worst tools limited to
+    that domain's real tools (a hallucinated tool name is a failure, not a tool)."""
+    rows = run_rows(store, run_id)
+    name = rows.run.get("domain") or next((r["domain"] for r in rows.results if r["domain"]), None)
+    dimensions: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    if name and name in available():
+        domain = load_domain(name)
+        dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
+        tools = domain.tool_names
+    run = dict(rows.run, evaluator_version=rows.results[0]["evaluator_version"])
+    return build_report(run, rows.results, rows.rungs, rows.findings, rows.calls, dimensions=dimensions,
+                        known_tools=tools)  # fmt: skip
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
+    if fmt == "junit":
+        return render_junit(report)
+    console = Console(record=True, width=120, file=io.StringIO())
+    render_text(report, console)
+    return console.export_text()
+
+
+def report_path_for(db: Path, run_id: str) -> Path:
+    """Where `run` keeps a run's JSON report: reports/RUN.json next to the store."""
+    return db.resolve().parent / "reports" / f"{run_id}.json"
+
+
+def save_json_report(report: dict[str, Any], db: Path) -> Path:
+    path = report_path_for(db, str(report["run"]["run_id"]))
+    write_text(path, render(report, "json"), "report")
+    return path
