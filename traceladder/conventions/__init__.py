@@ -1,0 +1,41 @@
+"""Tool calls and tool definitions of one trace, from everything stored for it, any convention.
+
+`extract_trace(spans, logs)` reads OTel GenAI (execute_tool spans, message attributes, the event
+form in log records or span events), OpenInference and OpenLLMetry, reports each call once
+however many places show it (the response that made it, later requests' histories, its tool
+span, log events), in a deterministic order for any input order. Pure: no I/O, never raises on
+what a producer sent. Rules and per-producer notes: docs/conventions.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from traceladder.conventions.collect import collect
+from traceladder.conventions.definitions import choose
+from traceladder.conventions.merge import merge
+from traceladder.conventions.views import (
+    ExtractedCall,
+    LogView,
+    SpanView,
+    ToolDefinition,
+    TraceExtraction,
+)
+
+__all__ = [
+    "ExtractedCall",
+    "LogView",
+    "SpanView",
+    "ToolDefinition",
+    "TraceExtraction",
+    "extract_trace",
+]
+
+
+def extract_trace(spans: Sequence[SpanView], logs: Sequence[LogView] = ()) -> TraceExtraction:
+    """The calls (ordered, `ordinal` 1..n) and definitions (by name) of one trace.
+
+    `spans` and `logs` are everything stored for the trace, in any order, duplicates allowed.
+    """
+    collected = collect(spans, logs)
+    return TraceExtraction(merge(collected), choose(collected.definitions))

@@ -1,0 +1,126 @@
+"""From collected sources to one row per call: responses → history → executions → order.
+
+1. Responses: every LLM span (or span named by event records) in start order is one turn; the
+   sources describing one response (span attributes, its records, its span events) are merged by
+   call index. Nested LLM spans (two instrumentations wrapping one request) are one response.
+2. Tool spans bind to those calls (`matching`).
+3. Histories confirm those turns, supply results, or add history-only turns (`history`), which
+   the tool spans left over bind to; a tool span nothing requested becomes its own call.
+4. Each call takes its best value per field (docs/conventions.md) and the sort key orders them.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+
+from traceladder.conventions.calls import PHASE_RESPONSE, Call, Slot
+from traceladder.conventions.collect import Collected
+from traceladder.conventions.history import Histories
+from traceladder.conventions.matching import drop_nested, match_executions
+from traceladder.conventions.sources import Execution, LLMSpan, Sighting
+from traceladder.conventions.values import args_text
+from traceladder.conventions.views import ERROR, OK, ORIGIN_RANK, TOOL_SPAN, UNKNOWN, ExtractedCall
+
+_ORIGINS = {rank: origin for origin, rank in ORIGIN_RANK.items()}
+
+
+def _same_response(a: LLMSpan, b: LLMSpan) -> bool:
+    """Two instrumentations wrapping one request give nested LLM spans (parent and child)."""
+    return (a.span_id is not None and b.parent_span_id == a.span_id) or (
+        b.span_id is not None and a.parent_span_id == b.span_id
+    )
+
+
+def _responses(llm_spans: list[LLMSpan]) -> list[Slot]:
+    """Turn numbers and the calls of every response, as slots sorted by key."""
+    slots: list[Slot] = []
+    previous: tuple[LLMSpan, Slot | None] | None = None
+    turn = 0
+    for llm in llm_spans:
+        outputs = [o for o in llm.outputs if o.calls]
+        if previous is not None and _same_response(previous[0], llm):
+            llm.turn = turn
+            slot = previous[1]
+            if slot is not None:  # the nested copy's calls are extra sightings of the same calls
+                for output in outputs:
+                    for call, seen in zip(slot.calls, output.calls, strict=False):
+                        call.sightings.append((ORIGIN_RANK[output.origin], seen))
+            elif outputs:
+                previous = (previous[0], _slot(previous[0], outputs, turn, slots))
+            continue
+        turn += 1
+        llm.turn = turn
+        previous = (llm, _slot(llm, outputs, turn, slots) if outputs else None)
+    return slots
+
+
+def _slot(llm: LLMSpan, outputs: list, turn: int, slots: list[Slot]) -> Slot:
+    anchor = llm.anchor
+    width = max(len(o.calls) for o in outputs)
+    calls = [
+        Call(
+            (anchor[0], anchor[1], PHASE_RESPONSE, 0, "", j),
+            [(ORIGIN_RANK[o.origin], o.calls[j]) for o in outputs if j < len(o.calls)],
+            response=llm,
+            turn=turn,
+            call_index=j,
+        )
+        for j in range(width)
+    ]
+    slot = Slot((anchor[0], anchor[1], PHASE_RESPONSE, 0, "", 0), calls, False, anchor=anchor)
+    slots.append(slot)
+    return slot
+
+
+def _tool_only(e: Execution) -> Call:
+    seen = Sighting(e.name, e.call_id, e.args, e.args_rank, e.convention, None)
+    return Call(
+        (e.start_ns, e.span_id, PHASE_RESPONSE, 0, "", 0), [(ORIGIN_RANK[TOOL_SPAN], seen)], execution=e
+    )
+
+
+def _row(ordinal: int, call: Call) -> ExtractedCall:
+    e, r = call.execution, call.response
+    sightings = call.sightings
+    if e is not None:
+        executed = Sighting(e.name, e.call_id, e.args, e.args_rank, e.convention, None)
+        sightings = [*sightings, (ORIGIN_RANK[TOOL_SPAN], executed)]
+    if len(sightings) > 1:  # best origin first; within one, the order they were found in
+        sightings = sorted(sightings, key=itemgetter(0))
+    origin_rank, best = sightings[0]
+    name = call_id = record = None
+    args, args_key = best, (best.args_rank, origin_rank)
+    for rank, seen in sightings:  # each field from the best origin that has it
+        name = seen.name if name is None else name
+        call_id = seen.call_id if call_id is None else call_id
+        record = seen.record_id if record is None else record
+        if (seen.args_rank, rank) < args_key:
+            args, args_key = seen, (seen.args_rank, rank)
+    result = call.best_result()
+    # executed: its span says how it went; not executed: a result fed back still proves it ran
+    status = (ERROR if e.failed else OK) if e is not None else (OK if result is not None else UNKNOWN)
+    response_span = r.span_id if r is not None else None
+    timed = e if e is not None else r
+    return ExtractedCall(
+        ordinal, name or "", call_id, args_text(args.args), result, status,
+        e.error_type if e is not None else None, best.convention, _ORIGINS[origin_rank],
+        e.span_id if e is not None else (response_span or call.found_on), response_span, record,
+        call.turn, call.call_index, timed.start_ns if timed is not None else None,
+        timed.end_ns if timed is not None else None,
+    )  # fmt: skip
+
+
+def merge(collected: Collected) -> list[ExtractedCall]:
+    slots = _responses(collected.llm_spans)
+    requested = [c for s in slots for c in s.calls]
+    # Tool spans first join the calls responses made; any left over may have been requested in
+    # a turn only a history shows, so then every history is read.
+    unmatched = match_executions(requested, drop_nested(collected.executions))
+    histories = Histories(slots, skip=not unmatched)
+    histories.bind_all(collected.llm_spans)
+    history_only = sorted(histories.history_only, key=lambda c: c.key)
+    unmatched = match_executions(history_only, unmatched)
+    histories.pair_leftovers()
+    calls = requested + history_only + [_tool_only(e) for e in unmatched if e.name is not None]
+    calls.sort(key=lambda c: c.key)
+    return [_row(i, call) for i, call in enumerate(calls, 1)]

@@ -1,0 +1,41 @@
+"""Entry points: a decompressed OTLP/HTTP body and its content type → rows."""
+
+from __future__ import annotations
+
+from traceladder.otlp import otlp_json
+from traceladder.otlp.protobuf import (
+    decode_log_request,
+    decode_trace_request,
+    parse_log_request,
+    parse_trace_request,
+)
+from traceladder.otlp.rows import DecodedBatch, DecodeError
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+MEDIA_TYPES = (PROTOBUF, JSON)
+
+
+def media_type(content_type: str | None) -> str:
+    """The media type alone: `application/json; charset=utf-8` → `application/json`."""
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def decode_traces(body: bytes, content_type: str | None) -> DecodedBatch:
+    """An `ExportTraceServiceRequest` (protobuf or OTLP/JSON) → one row per usable span."""
+    mt = media_type(content_type)
+    if mt == PROTOBUF:
+        return decode_trace_request(parse_trace_request(body))
+    if mt == JSON:
+        return decode_trace_request(*otlp_json.trace_request(body))
+    raise DecodeError(f"unsupported content type {content_type!r}; send {PROTOBUF} or {JSON}")
+
+
+def decode_logs(body: bytes, content_type: str | None) -> DecodedBatch:
+    """An `ExportLogsServiceRequest` (protobuf or OTLP/JSON) → one row per usable log record."""
+    mt = media_type(content_type)
+    if mt == PROTOBUF:
+        return decode_log_request(parse_log_request(body))
+    if mt == JSON:
+        return decode_log_request(*otlp_json.log_request(body))
+    raise DecodeError(f"unsupported content type {content_type!r}; send {PROTOBUF} or {JSON}")
