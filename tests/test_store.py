@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -52,7 +53,7 @@ def test_the_blank_schema_is_the_documented_one(tmp_path):
     assert set(documented) == set(actual), "tables/views differ from docs/data-model.md"
     for name, columns in actual.items():
         assert documented[name] == columns, f"docs/data-model.md is wrong about {name}"
-    assert applied[0] == "001_spans_runs" and applied[-1] == "004_long_form_results"
+    assert applied[0] == "001_spans_runs" and applied[-1] == "005_otlp_sources"
     with Store(tmp_path / "blank.duckdb") as again:  # re-opening applies nothing twice
         assert again.applied_migrations() == applied
 
@@ -113,12 +114,40 @@ def test_a_store_held_by_another_process_gives_one_clear_line(tmp_path):
     )  # fmt: skip
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        result = cli("run", "--model", "sim:oracle", "--db", str(db), "--no-report")
+        started = time.monotonic()
+        result = cli(
+            "run",
+            "--model",
+            "sim:oracle",
+            "--db",
+            str(db),
+            "--no-report",
+            env={"TRACELADDER_LOCK_TIMEOUT": "1"},
+        )
         assert result.returncode == 2
+        assert time.monotonic() - started >= 1  # it waited for its turn first
         assert result.stderr.count("\n") == 1, result.stderr
         assert f"is in use by process {holder.pid}" in result.stderr and "Traceback" not in result.stderr
+        assert "waited 1s (TRACELADDER_LOCK_TIMEOUT)" in result.stderr
         with pytest.raises(UserError, match="in use by"):
-            Store(db, read_only=True)
+            Store(db, read_only=True, lock_timeout=0)
+    finally:
+        holder.kill()
+        holder.communicate()
+
+
+def test_a_command_waits_for_a_store_held_briefly(tmp_path):
+    db = tmp_path / "briefly.duckdb"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         f"import time; from traceladder.storage import Store; s = Store({str(db)!r}); print('ready', flush=True); time.sleep(2); s.close(); time.sleep(30)"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        result = cli("sql", "--db", str(db), "SELECT count(*) FROM spans", "--csv")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == ["count_star()", "0"]
     finally:
         holder.kill()
         holder.communicate()
@@ -177,7 +206,7 @@ def test_results_of_an_older_store_are_carried_into_long_form(tmp_path):
         conn.execute("INSERT INTO findings VALUES ('run-1', 'fc-d1-002', 0, ?, 2, 'PARAM_WRONG_VALUE', 'get_order', "
                      "'order_id', '\"W441\"', '\"W442\"', 'm', 1, '1.1.0')", ["b" * 32])  # fmt: skip
     with Store(db) as store:
-        assert store.applied_migrations()[-1] == "004_long_form_results"
+        assert store.applied_migrations()[-2:] == ["004_long_form_results", "005_otlp_sources"]
         back = store.fetchall(
             "SELECT * EXCLUDE (evaluated_at, settled_by, domain) FROM results ORDER BY case_id"
         )

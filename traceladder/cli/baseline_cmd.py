@@ -8,7 +8,7 @@ from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.files import write_text
-from traceladder.storage.db import Store
+from traceladder.storage.db import open_store
 from traceladder.workflows.baselines import check, load_baseline, lock, make_review_template
 
 
@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle_template(args: argparse.Namespace) -> int:
-    with Store(db_path(args), read_only=True) as store:
+    with open_store(db_path(args), read_only=True) as store:
         template = make_review_template(store, args.run)
     write_text(args.output, json.dumps(template, indent=2, ensure_ascii=False) + "\n", "review")
     print(
@@ -66,7 +66,7 @@ def handle_template(args: argparse.Namespace) -> int:
 
 
 def handle_lock(args: argparse.Namespace) -> int:
-    with Store(db_path(args), read_only=True) as store:
+    with open_store(db_path(args), read_only=True) as store:
         baseline = lock(store, args.canonical, args.consistency, args.review)
     text = json.dumps(baseline, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     write_text(args.output, text, "baseline")
@@ -97,7 +97,7 @@ def handle_show(args: argparse.Namespace) -> int:
 def handle_check(args: argparse.Namespace) -> int:
     path = db_path(args)
     if path.exists():
-        with Store(path, read_only=True) as store:
+        with open_store(path, read_only=True) as store:
             result = check(store, args.file, args.run)
     else:
         result = check(None, args.file, args.run)

@@ -7,14 +7,18 @@ from traceladder.cli import (
     domain_cmd,
     evaluate_cmd,
     gate_cmd,
+    ingest_cmd,
     report_cmd,
     run_cmd,
     selfcheck_cmd,
+    serve_cmd,
     sql_cmd,
 )
 
 ALL = [
     run_cmd,
+    serve_cmd,
+    ingest_cmd,
     evaluate_cmd,
     report_cmd,
     sql_cmd,

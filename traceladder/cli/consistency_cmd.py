@@ -8,7 +8,7 @@ from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.files import write_text
-from traceladder.storage.db import Store
+from traceladder.storage.db import open_store
 from traceladder.workflows.consistency import consistency_record
 
 
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    with Store(db_path(args), read_only=True) as store:
+    with open_store(db_path(args), read_only=True) as store:
         record = consistency_record(store, list(args.runs))
     if args.output:
         write_text(args.output, json.dumps(record, indent=2, ensure_ascii=False) + "\n", "consistency record")

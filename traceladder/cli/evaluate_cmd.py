@@ -7,7 +7,7 @@ from pathlib import Path
 
 from traceladder.cli.common import add_db_option, add_domain_option, db_path, run_id_arg
 from traceladder.evaluation import evaluate_store
-from traceladder.storage.db import Store
+from traceladder.storage.db import open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    with Store(db_path(args)) as store:
+    with open_store(db_path(args)) as store:
         summary = evaluate_store(store, run_id=args.run, domain=args.domain, cases_path=args.cases)
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
     print(f"evaluated={summary.units} runs={','.join(summary.runs) or '-'} {counts}".rstrip())

@@ -11,7 +11,7 @@ from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.files import append_text, write_text
 from traceladder.reporting.gate import markdown_summary
 from traceladder.reporting.junit import render_junit
-from traceladder.storage.db import Store
+from traceladder.storage.db import open_store
 from traceladder.workflows.gate import gate
 
 
@@ -55,7 +55,7 @@ def _rate(text: str) -> float:
 
 
 def handle(args: argparse.Namespace) -> int:
-    with Store(db_path(args), read_only=True) as store:
+    with open_store(db_path(args), read_only=True) as store:
         result = gate(
             store, run_id=args.run, min_pass_rate=args.min_pass_rate, baseline_path=args.baseline,
             max_drop=args.max_drop, allow_partial=args.allow_partial, with_report=args.junit is not None,

@@ -9,7 +9,7 @@ from pathlib import Path
 from traceladder.cli.common import add_db_option, db_path, run_id_arg, terminal
 from traceladder.files import write_text
 from traceladder.reporting.terminal import render_text
-from traceladder.storage.db import Store
+from traceladder.storage.db import open_store
 from traceladder.storage.readers import latest_run
 from traceladder.workflows.reports import FORMATS, load_report, render
 
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    with Store(db_path(args), read_only=True) as store:
+    with open_store(db_path(args), read_only=True) as store:
         report = load_report(store, args.run or latest_run(store))
     if args.output:
         write_text(args.output, render(report, args.format), "report")

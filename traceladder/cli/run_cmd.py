@@ -25,7 +25,7 @@ from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
 from traceladder.evaluation import evaluate_store
 from traceladder.reporting.terminal import render_text
-from traceladder.storage.db import Store
+from traceladder.storage.db import Store, open_store
 from traceladder.workflows.reports import load_report, save_json_report
 
 
@@ -174,7 +174,7 @@ def plain_progress(done: int, total: int, case_id: str, status: str) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     path = db_path(args)
-    with Store(path) as store:
+    with open_store(path) as store:
         if args.resume:
             choice, config, domain = _resumed(store, args)
         else:

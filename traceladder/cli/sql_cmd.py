@@ -17,7 +17,7 @@ from rich.text import Text
 
 from traceladder.cli.common import add_db_option, db_path, terminal
 from traceladder.errors import UserError
-from traceladder.storage.db import Store
+from traceladder.storage.db import open_store
 from traceladder.storage.query import QUERY_SURFACE, QueryResult, lock_down, run_query
 from traceladder.text import printable
 
@@ -77,7 +77,7 @@ def _files(specs: list[str]) -> dict[str, Path]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    with Store(db_path(args), read_only=True) as store:
+    with open_store(db_path(args), read_only=True) as store:
         lock_down(store, _files(args.file))
         result = run_query(store, args.query)
         if args.csv:

@@ -8,8 +8,10 @@ store from a newer traceladder, a damaged migration record, a corrupt or unwrita
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +23,7 @@ from traceladder.errors import StoreError, first_line
 from traceladder.storage.migrations import MIGRATIONS
 
 KNOWN_MIGRATIONS = tuple(name for name, _ in MIGRATIONS)
+DEFAULT_LOCK_WAIT_S = 30.0
 
 _HOLDER = re.compile(r"PID (\d+)")
 # Runs this process is executing right now. DuckDB lets one process open a file several times, so
@@ -31,7 +34,7 @@ ACTIVE_RUNS: set[str] = set()
 class Store:
     """A migrated DuckDB file. All access goes through `lock`; use one `Store` per process."""
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False, lock_timeout: float | None = None) -> None:
         self.path = Path(path)
         self.read_only = read_only
         self.lock = threading.RLock()
@@ -39,12 +42,7 @@ class Store:
             raise StoreError(f"{self.path} is a directory; pass --db with a file path")
         if read_only and not self.path.exists():
             raise StoreError(f"no store at {self.path}; run `traceladder run` first or pass --db")
-        try:
-            self.conn = duckdb.connect(str(self.path), read_only=read_only)
-        except duckdb.IOException as exc:
-            raise _open_error(self.path, exc) from None
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open {self.path} as a DuckDB store: {first_line(exc)}") from None
+        self.conn = _connect(self.path, read_only, lock_wait() if lock_timeout is None else lock_timeout)
         try:
             self._open()
         except duckdb.Error as exc:
@@ -152,6 +150,32 @@ class Store:
         return [r[0] for r in self.fetchall("SELECT name FROM schema_migrations ORDER BY name")]
 
 
+def lock_wait() -> float:
+    """Seconds to wait for another process's hold on the store (`TRACELADDER_LOCK_TIMEOUT`)."""
+    raw = os.environ.get("TRACELADDER_LOCK_TIMEOUT", "")
+    try:
+        return max(0.0, float(raw)) if raw.strip() else DEFAULT_LOCK_WAIT_S
+    except ValueError:
+        return DEFAULT_LOCK_WAIT_S
+
+
+def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    """Open the file, waiting up to `wait_s` while another process holds it: commands that share a
+    store (a receiver folding segments, `sql` next to `evaluate`) hold it briefly and take turns."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.01
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() + pause > deadline:
+                raise _open_error(path, exc) from None
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open {path} as a DuckDB store: {first_line(exc)}") from None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+
+
 def _open_error(path: Path, exc: duckdb.IOException) -> StoreError:
     text = str(exc)
     if "lock" in text.lower():
@@ -159,10 +183,27 @@ def _open_error(path: Path, exc: duckdb.IOException) -> StoreError:
         who = f"process {holder.group(1)}" if holder else "another process"
         return StoreError(
             f"the store {path} is in use by {who} (DuckDB allows one writer per file); "
-            "wait for it to finish, or pass --db with another file"
+            f"waited {lock_wait():g}s (TRACELADDER_LOCK_TIMEOUT); wait for it to finish, or pass --db "
+            "with another file"
         )
     return StoreError(f"cannot open {path}: {first_line(exc)}")
 
 
 def open_store(path: Path, *, read_only: bool = False) -> Store:
-    return Store(path, read_only=read_only)
+    """Open the store after folding in what a receiver acknowledged, so every command sees every
+    span acknowledged before it started. A reader folds through a short write open of its own
+    (skipped when the file cannot be written: it then reads what is folded)."""
+    from traceladder.storage.fold import fold_pending  # fold writes through this module
+    from traceladder.storage.segments import has_pending
+
+    if read_only and has_pending(path) and os.access(path, os.W_OK):
+        with Store(path) as writer:
+            fold_pending(writer)
+    store = Store(path, read_only=read_only)
+    if not read_only and has_pending(path):
+        try:
+            fold_pending(store)
+        except BaseException:
+            store.close()
+            raise
+    return store

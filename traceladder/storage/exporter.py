@@ -9,7 +9,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from traceladder.storage.db import Store
-from traceladder.storage.spans import write_readable_spans
+from traceladder.storage.spans import readable_span_columns, to_arrow
+from traceladder.storage.writes import write_spans
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ class DuckDBSpanExporter(SpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
-            self.exported += write_readable_spans(self.store, spans, self.source)
+            self.exported += write_spans(self.store, to_arrow(readable_span_columns(spans, self.source)))
         except Exception as exc:
             log.debug("span store write failed for %d spans: %s", len(spans), exc)
             if self.error is None:

@@ -40,19 +40,6 @@ def tool_columns(attrs: dict[str, Any]) -> ToolColumns:
     if operation in _NOT_A_TOOL:  # the common case on the hot path
         return ToolColumns(operation, None, None, None, None, _text(attrs.get(sc.ERROR_TYPE)), None)
     error_type = _text(attrs.get(sc.ERROR_TYPE))
-    # OTel GenAI: detect by attributes, never by span name (MCP spans are "tools/call {tool}",
-    # and some producers omit the operation name but set gen_ai.tool.name).
-    if operation == sc.OP_EXECUTE_TOOL or (operation is None and sc.TOOL_NAME in attrs):
-        result = attrs.get(sc.TOOL_CALL_RESULT, attrs.get(sc.TOOL_ERROR))
-        return ToolColumns(
-            sc.OP_EXECUTE_TOOL,
-            _text(attrs.get(sc.TOOL_NAME)),
-            _text(attrs.get(sc.TOOL_CALL_ID)),
-            _text(attrs.get(sc.TOOL_CALL_ARGUMENTS)),
-            _text(result),
-            error_type,
-            "otel_genai",
-        )
     if attrs.get("openinference.span.kind") == "TOOL":
         return ToolColumns(
             sc.OP_EXECUTE_TOOL,
@@ -72,6 +59,20 @@ def tool_columns(attrs: dict[str, Any]) -> ToolColumns:
             _text(attrs.get("traceloop.entity.output")),
             error_type,
             "openllmetry",
+        )
+    # OTel GenAI (after the other two: OpenLLMetry tool spans also set gen_ai.tool.name without an
+    # operation name): detect by attributes, never by span name (MCP spans are "tools/call {tool}",
+    # and some producers omit the operation name but set gen_ai.tool.name).
+    if operation == sc.OP_EXECUTE_TOOL or (operation is None and sc.TOOL_NAME in attrs):
+        result = attrs.get(sc.TOOL_CALL_RESULT, attrs.get(sc.TOOL_ERROR))
+        return ToolColumns(
+            sc.OP_EXECUTE_TOOL,
+            _text(attrs.get(sc.TOOL_NAME)),
+            _text(attrs.get(sc.TOOL_CALL_ID)),
+            _text(attrs.get(sc.TOOL_CALL_ARGUMENTS)),
+            _text(result),
+            error_type,
+            "otel_genai",
         )
     return ToolColumns(_text(operation), None, None, None, None, error_type, None)
 

@@ -1,49 +1,24 @@
-"""Span rows: converting SDK `ReadableSpan`s to one Arrow batch and writing batches in bulk.
+"""Span rows: the stored shape (`SPAN_SCHEMA`), and converting SDK `ReadableSpan`s to it in bulk.
 
-`write_spans` is the only way spans enter the store (our exporter, and later the OTLP receiver
-and file import): one transaction inserts the batch (re-sent spans are ignored), then re-derives
-`tool_calls` for exactly the traces the batch touched, set-based.
+Our own exporter builds rows here; the OTLP receiver and file ingest get the same shape from
+`traceladder.otlp`. All of them write through `storage.writes.write_batch`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
-from traceladder.storage.db import Store
+from traceladder.otlp.rows import TRACE_SCHEMA
 from traceladder.storage.normalize import tool_columns
 
-SPAN_SCHEMA = pa.schema(
-    [
-        ("trace_id", pa.string()),
-        ("span_id", pa.string()),
-        ("parent_span_id", pa.string()),
-        ("name", pa.string()),
-        ("kind", pa.string()),
-        ("start_ns", pa.int64()),
-        ("end_ns", pa.int64()),
-        ("status_code", pa.string()),
-        ("status_message", pa.string()),
-        ("attributes", pa.string()),
-        ("events", pa.string()),
-        ("resource", pa.string()),
-        ("scope_name", pa.string()),
-        ("scope_version", pa.string()),
-        ("source", pa.string()),
-        ("operation", pa.string()),
-        ("tool_name", pa.string()),
-        ("tool_call_id", pa.string()),
-        ("tool_arguments", pa.string()),
-        ("tool_result", pa.string()),
-        ("error_type", pa.string()),
-        ("convention", pa.string()),
-    ]
-)
+# A stored span: the decoded OTLP row (traceladder.otlp.rows) plus where it came from.
+SPAN_SCHEMA = TRACE_SCHEMA.append(pa.field("source", pa.string(), nullable=False))
 SPAN_COLUMNS = tuple(SPAN_SCHEMA.names)
 
 
@@ -62,6 +37,9 @@ _KIND_NAMES = {kind: kind.name for kind in SpanKind}
 _STATUS_NAMES = {code: code.name for code in StatusCode}
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 _NO_EVENTS = "[]"
+# OTLP span flags as the SDK's encoder sets them: bit 8 says bit 9 is known; bit 9 = remote parent.
+_FLAGS_HAS_REMOTE = 0x100
+_FLAGS_REMOTE = 0x200
 
 
 def readable_span_columns(spans: Sequence[ReadableSpan], source: str) -> dict[str, list[Any]]:
@@ -82,7 +60,18 @@ def readable_span_columns(spans: Sequence[ReadableSpan], source: str) -> dict[st
         scope = span.instrumentation_scope
         parent = span.parent
         status = span.status
-        events = _NO_EVENTS
+        events = links = _NO_EVENTS
+        if span.links:
+            links = _dumps(
+                [
+                    {
+                        "trace_id": format(link.context.trace_id, "032x"),
+                        "span_id": format(link.context.span_id, "016x"),
+                        "attributes": _plain(dict(link.attributes or {})),
+                    }
+                    for link in span.links
+                ]  # fmt: skip
+            )
         if span.events:
             events = _dumps(
                 [
@@ -107,11 +96,14 @@ def readable_span_columns(spans: Sequence[ReadableSpan], source: str) -> dict[st
                 status.description,
                 _dumps(attrs),
                 events,
+                links,
                 resource,
                 scope.name if scope else None,
                 scope.version if scope else None,
-                source,
+                ctx.trace_state.to_header() or None,
+                _FLAGS_HAS_REMOTE | (_FLAGS_REMOTE if parent and parent.is_remote else 0),
                 *tool_columns(attrs),
+                source,
             )
         )
     columns = zip(*rows, strict=True) if rows else ([] for _ in SPAN_COLUMNS)
@@ -120,45 +112,3 @@ def readable_span_columns(spans: Sequence[ReadableSpan], source: str) -> dict[st
 
 def to_arrow(columns: dict[str, list[Any]]) -> pa.Table:
     return pa.table(columns, schema=SPAN_SCHEMA)
-
-
-_DERIVE_TOOL_CALLS = """
-INSERT INTO tool_calls
-SELECT trace_id, span_id,
-       CAST(row_number() OVER (PARTITION BY trace_id ORDER BY start_ns, span_id) AS INTEGER),
-       tool_name, tool_call_id, tool_arguments,
-       CASE WHEN json_type(try_cast(tool_arguments AS JSON)) = 'OBJECT'
-            THEN try_cast(tool_arguments AS JSON) END,
-       tool_result,
-       CASE WHEN status_code = 'ERROR' THEN 'error' ELSE 'ok' END,
-       error_type, convention, start_ns, end_ns
-FROM spans
-WHERE tool_name IS NOT NULL AND trace_id IN (SELECT DISTINCT trace_id FROM span_batch)
-"""
-
-
-def write_spans(store: Store, batch: pa.Table) -> int:
-    """Insert a span batch (idempotent) and re-derive tool_calls for its traces; returns rows."""
-    if batch.num_rows == 0:
-        return 0
-    cols = ", ".join(SPAN_COLUMNS)
-    with store.transaction() as conn:
-        conn.register("span_batch", batch)
-        try:
-            # Idempotency by anti-join on (trace_id, span_id): measured ~1.7x faster than a primary
-            # key with INSERT OR IGNORE at 4k-span batches (bench/exporter_throughput.py).
-            conn.execute(
-                f"INSERT INTO spans ({cols}) SELECT {cols} FROM span_batch b WHERE NOT EXISTS "
-                "(SELECT 1 FROM spans s WHERE s.trace_id = b.trace_id AND s.span_id = b.span_id)"
-            )
-            conn.execute(
-                "DELETE FROM tool_calls WHERE trace_id IN (SELECT DISTINCT trace_id FROM span_batch)"
-            )
-            conn.execute(_DERIVE_TOOL_CALLS)
-        finally:
-            conn.unregister("span_batch")
-    return batch.num_rows
-
-
-def write_readable_spans(store: Store, spans: Iterable[ReadableSpan], source: str) -> int:
-    return write_spans(store, to_arrow(readable_span_columns(list(spans), source)))

@@ -1,0 +1,50 @@
+"""`traceladder ingest`: load OTLP files into the store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from traceladder.cli.common import add_db_option, db_path
+from traceladder.errors import UserError
+from traceladder.ingest.run import ingest
+from traceladder.storage.db import open_store
+from traceladder.text import printable
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ingest",
+        help="load OTLP files (protobuf, OTLP/JSON, Collector JSON lines; gzip or not) into the store",
+        description="Load OTLP traces and logs from files, directories (recursively) or - (stdin): "
+        "protobuf Export*ServiceRequest files, OTLP/JSON files (one request, or a JSON array of "
+        "requests), and JSON lines as the OpenTelemetry Collector's file exporter writes them; "
+        "gzip-compressed or not. Idempotent: ingesting a file twice adds nothing. A file that "
+        "cannot be read is reported on one line and the others are still ingested (exit 2).",
+    )
+    add_db_option(p)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, or - for stdin")
+    p.add_argument(
+        "--signal",
+        choices=("traces", "logs"),
+        default=None,
+        help="what protobuf files hold (default: detected; both share field numbers, so a request "
+        "is read both ways and the reading with usable items wins)",
+    )
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.paths.count("-") > 1:
+        raise UserError("- (stdin) can be named once")
+
+    def report(text: str) -> None:
+        print(f"traceladder: ingest: {printable(text)}", file=sys.stderr, flush=True)
+
+    with open_store(db_path(args)) as store:
+        s = ingest(store, args.paths, signal=args.signal, on_problem=report)
+    print(
+        f"ingested files={s.files} requests={s.requests} spans={s.spans} (new {s.new_spans}) "
+        f"logs={s.logs} (new {s.new_logs}) traces={s.traces} rejected={s.rejected} problems={len(s.problems)}"
+    )
+    return 2 if s.problems else 0
