@@ -1,0 +1,88 @@
+"""`traceladder ingest` of OTLP/JSON (Collector JSON lines) into the store, against a naive
+ingester in the same run.
+
+Workload: the agent-shaped spans of tests/otlp_workload.py (real OTel SDK, ~3.2 KB of protobuf per
+span), 512 per request, written as OTLP/JSON lines the way the Collector's file exporter does.
+
+* ingest: the real code path (`traceladder.ingest.run.ingest`): DuckDB's vectorised JSON reader
+  decodes many requests per query (`otlp.shred`), rows are written in bulk, tool calls derived.
+  Also shown: the decode step alone.
+* naive: json_format.Parse per request (ids fixed from hex first), per-span Python to rows, one
+  insert per request; tool calls derived by the same code.
+
+    python bench/ingest_throughput.py [--requests 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+import otlp_workload  # noqa: E402
+
+from traceladder.ingest.run import ingest  # noqa: E402
+from traceladder.otlp.decode import decode_traces  # noqa: E402
+from traceladder.otlp.shred import shred_traces  # noqa: E402
+from traceladder.storage.db import Store  # noqa: E402
+from traceladder.storage.writes import write_batch  # noqa: E402
+
+
+def naive(lines: list[bytes], db: Path) -> float:
+    """The exact path request by request: json_format (pure Python) + per-request insert."""
+    start = time.perf_counter()
+    with Store(db) as store:
+        for line in lines:
+            table = decode_traces(line, "application/json").table
+            table = table.append_column("source", pa.array(["naive"] * table.num_rows, pa.string()))
+            write_batch(store, spans=table)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=200)
+    args = parser.parse_args()
+    print("making the workload with the OTel SDK ...", flush=True)
+    spans = otlp_workload.make_spans(args.requests * otlp_workload.BATCH, seed=2)
+    lines = [otlp_workload.to_otlp_json(b) for b in otlp_workload.encode_requests(spans)]
+    n = len(spans)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "traces.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        print(f"{n} spans in {len(lines)} requests, {path.stat().st_size / n:.0f} B of OTLP/JSON per span")
+
+        sample = lines[: max(2, len(lines) // 20)]
+        sample_spans = sum(decode_traces(s, "application/json").table.num_rows for s in sample)
+        naive_rate = sample_spans / naive(sample, Path(tmp) / "naive.duckdb")
+
+        con = duckdb.connect()
+        start = time.perf_counter()
+        decoded = sum(shred_traces(con, lines[i : i + 20])[0].num_rows for i in range(0, len(lines), 20))
+        shred_rate = decoded / (time.perf_counter() - start)
+
+        with Store(Path(tmp) / "ingest.duckdb") as store:
+            start = time.perf_counter()
+            summary = ingest(store, [str(path)])
+            elapsed = time.perf_counter() - start
+            assert summary.new_spans == n and not summary.problems, summary
+            calls = store.fetchall("SELECT count(*) FROM tool_calls")[0][0]
+    print(f"naive (json_format + per-request insert), {sample_spans} spans: {naive_rate:,.0f} spans/s")
+    print(
+        f"decode only, DuckDB JSON reader:          {shred_rate:,.0f} spans/s  (x{shred_rate / naive_rate:.1f} naive)"
+    )
+    print(
+        f"ingest, into the store with {calls} tool calls: {n / elapsed:,.0f} spans/s  (x{n / elapsed / naive_rate:.1f} naive)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""Ingesting decoded requests into the store in bulk, and accounting for every file.
+
+Rows are written in transactions of about `batch_rows` rows (Arrow, set-based, idempotent —
+`storage.writes.write_batch`), so ingesting a file twice adds nothing and an interrupted ingest
+keeps every batch it committed. A bad file or line costs only itself: it is reported on one line
+with its location and the rest goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from traceladder.ingest.decoding import Decoded, FileDecoder
+from traceladder.ingest.sources import SourceError, expand, read_source
+from traceladder.otlp import DecodeError
+from traceladder.storage.db import Store
+from traceladder.storage.writes import write_batch
+
+BATCH_ROWS = 50_000
+
+
+@dataclass
+class IngestSummary:
+    files: int = 0
+    requests: int = 0
+    spans: int = 0  # decoded
+    logs: int = 0
+    new_spans: int = 0  # stored (the rest were already there)
+    new_logs: int = 0
+    traces: int = 0  # traces whose tool calls were derived again
+    rejected: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _with_source(table: pa.Table, source: str) -> pa.Table:
+    return table.append_column(
+        pa.field("source", pa.string(), nullable=False), pa.array([source] * table.num_rows, pa.string())
+    )
+
+
+class _Buffer:
+    def __init__(self, store: Store, summary: IngestSummary, batch_rows: int) -> None:
+        self.store, self.summary, self.batch_rows = store, summary, batch_rows
+        self.tables: dict[str, list[pa.Table]] = {"spans": [], "logs": []}
+        self.rows = 0
+
+    def add(self, item: Decoded, source: str) -> None:
+        kind = "spans" if item.signal == "traces" else "logs"
+        if item.batch.table.num_rows:
+            self.tables[kind].append(_with_source(item.batch.table, source))
+            self.rows += item.batch.table.num_rows
+        if self.rows >= self.batch_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        spans = pa.concat_tables(self.tables["spans"]) if self.tables["spans"] else None
+        logs = pa.concat_tables(self.tables["logs"]) if self.tables["logs"] else None
+        counts = write_batch(self.store, spans=spans, logs=logs)
+        self.summary.new_spans += counts.spans
+        self.summary.new_logs += counts.logs
+        self.summary.traces += counts.traces
+        self.tables = {"spans": [], "logs": []}
+        self.rows = 0
+
+
+def ingest(
+    store: Store,
+    paths: Iterable[str],
+    signal: str | None = None,
+    source: str = "file",
+    batch_rows: int = BATCH_ROWS,
+    on_problem: Callable[[str], None] | None = None,
+) -> IngestSummary:
+    """Ingest every request in `paths`; problems are collected (and passed to `on_problem`), one
+    line per file however many of its requests were bad."""
+    summary = IngestSummary()
+    buffer = _Buffer(store, summary, batch_rows)
+    scratch = duckdb.connect()  # in-memory, for the bulk JSON decoder; never the store
+
+    def take(item: Decoded | DecodeError, found: list[str]) -> None:
+        if isinstance(item, DecodeError):
+            found.append(str(item))
+            return
+        n = item.batch.table.num_rows
+        if item.signal == "traces":
+            summary.spans += n
+        else:
+            summary.logs += n
+        if item.batch.rejected:
+            summary.rejected += len(item.batch.rejected)
+            what = "spans" if item.signal == "traces" else "log records"
+            found.append(f"{item.where}: {len(item.batch.rejected)} {what} rejected: {item.batch.message()}")
+        buffer.add(item, source)
+
+    try:
+        for path in expand(list(paths)):
+            summary.files += 1
+            found: list[str] = []
+            decoder = FileDecoder(scratch, signal)
+            for request in read_source(path):
+                if isinstance(request, SourceError):
+                    found.append(str(request))
+                    continue
+                summary.requests += 1
+                for item in decoder.feed(request):
+                    take(item, found)
+            for item in decoder.flush():
+                take(item, found)
+            if len(found) == 1:
+                _report(summary, found[0], on_problem)
+            elif found:
+                _report(
+                    summary, f"{describe(path)}: {len(found)} problems; the first: {found[0]}", on_problem
+                )
+        buffer.flush()
+    finally:
+        scratch.close()
+    return summary
+
+
+def _report(summary: IngestSummary, text: str, on_problem: Callable[[str], None] | None) -> None:
+    summary.problems.append(text)
+    if on_problem is not None:
+        on_problem(text)
+
+
+def describe(path: str | Path) -> str:
+    return "<stdin>" if str(path) == "-" else str(path)
