@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/exporter_throughput.py
 	$(BIN)/python bench/suite_walltime.py
 	$(BIN)/python bench/evaluate_throughput.py
+	$(BIN)/python bench/live_evaluate_throughput.py
 	$(BIN)/python bench/extract_throughput.py
 	$(BIN)/python bench/ingest_throughput.py
 	$(BIN)/python bench/serve_throughput.py

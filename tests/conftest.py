@@ -52,3 +52,14 @@ def judge_case(case, calls, domain, *, agent_error=None, ladder=None):
         DomainRules.of(domain), agent_error=agent_error,
     )  # fmt: skip
     return (ladder or Ladder()).judge(inputs)
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    """Query a store file read-only (no folding, no migration: exactly what is on disk)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

@@ -8,21 +8,12 @@ import json
 import shutil
 from pathlib import Path
 
-import duckdb
 import producers
 import pytest
-from conftest import ROOT, cli
+from conftest import ROOT, cli, rows
 
 from traceladder.ingest.run import ingest
 from traceladder.storage.db import open_store
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def calls(db: Path) -> list[tuple]:

@@ -41,7 +41,7 @@ CONFIRM = ("confirm_action", {"action_id": "ACT-001"}, {"action_id": "any"})
 def test_pass_and_settled_at(ctx):
     v = judge_case(case([GET_ORDER]), [call("get_order", {"order_id": "W441"})], ctx)
     assert (v.verdict, v.failure_class, v.settled_at) == ("PASS", None, 4)
-    assert [r.status for r in v.rungs] == ["pass", "pass", "pass", "pass"]
+    assert [r.status for r in v.rungs] == ["pass", "not_evaluated", "pass", "pass", "pass"]  # no policy
 
 
 def test_default_whitelist_read_is_ignored(ctx):
@@ -159,8 +159,9 @@ def test_skip_and_agent_error_are_not_scored(ctx):
 
 def test_every_rung_is_reported_even_after_an_early_failure(ctx):
     v = judge_case(case([GET_ORDER]), [call("get_order", {"order_id": "441"})], ctx)
-    assert [r.rung for r in v.rungs] == [1, 2, 3, 4]
-    assert v.rungs[0].status == "fail" and v.rungs[3].scores["optimal"] == 0.5
+    assert [r.rung for r in v.rungs] == [1, 1, 2, 3, 4]  # schema and invariants share tier 1
+    by_name = {r.name: r for r in v.rungs}
+    assert by_name["schema"].status == "fail" and by_name["partial_credit"].scores["optimal"] == 0.5
 
 
 def test_golden_arguments_right_but_call_schema_invalid(ctx):
@@ -168,5 +169,5 @@ def test_golden_arguments_right_but_call_schema_invalid(ctx):
     actual = call("request_cancel", {"order_id": "W442", "reason": "other", "comment": "x" * 600})
     v = judge_case(case([golden]), [actual], ctx)
     assert (v.verdict, v.failure_class, v.settled_at) == ("FAIL", "PARAM_WRONG_FORMAT", 1)
-    partial = next(c for c in v.rungs[1].checks if c.status == "partial")
+    partial = next(c for r in v.rungs if r.name == "call_match" for c in r.checks if c.status == "partial")
     assert partial.code == "PARAM_WRONG_FORMAT" and "is too long" in partial.diffs[0].actual

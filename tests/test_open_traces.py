@@ -57,9 +57,11 @@ def test_rung_one_judges_it_against_the_named_domain(tmp_path):
         "schema",
     )
     assert verdicts[good]["case_id"] is None and verdicts[good]["run_id"] is None
-    assert "not evaluated: call_match, trajectory, partial_credit" in verdicts[good]["explanation"]
-    rungs = rows(db, "SELECT rung, rung_name, status, explanation FROM rung_results WHERE trace_id = ? ORDER BY rung",
-                 [bad])  # fmt: skip
+    assert (
+        "not evaluated: invariants, call_match, trajectory, partial_credit" in verdicts[good]["explanation"]
+    )
+    rungs = rows(db, "SELECT rung, rung_name, status, explanation FROM rung_results WHERE trace_id = ? "
+                     "AND rung_name <> 'invariants' ORDER BY rung", [bad])  # fmt: skip
     assert [(r["rung"], r["status"]) for r in rungs] == [(1, "fail"), (2, "not_evaluated"), (3, "not_evaluated"),
                                                           (4, "not_evaluated")]  # fmt: skip
     assert all("no traceladder.case.id" in r["explanation"] for r in rungs[1:])
@@ -102,5 +104,8 @@ def test_a_case_tagged_trace_from_elsewhere_gets_the_full_ladder_or_says_why_not
         assert (row["verdict"], row["settled_at"]) == ("PASS", 4)
     else:  # an unknown case id: rung 1 still judges; the reference rungs say which case is missing
         assert row["verdict"] == "PASS" and row["settled_at"] == 1
-        reasons = rows(db, "SELECT DISTINCT explanation FROM rung_results WHERE status = 'not_evaluated'")
+        reasons = rows(
+            db,
+            "SELECT DISTINCT explanation FROM rung_results WHERE status = 'not_evaluated' AND rung_name <> 'invariants'",
+        )
         assert reasons == [{"explanation": "not evaluated: case fc-d9-404 is not in the retail suite"}]

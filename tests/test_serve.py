@@ -11,10 +11,9 @@ import threading
 import time
 from pathlib import Path
 
-import duckdb
 import producers
 import pytest
-from conftest import cli
+from conftest import cli, rows
 from google.rpc import status_pb2
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -40,14 +39,6 @@ def request(*spans: Span) -> bytes:
     return ExportTraceServiceRequest(
         resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=list(spans))])]
     ).SerializeToString()
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def agent_spans(provider: TracerProvider, runs: int) -> None:

@@ -13,12 +13,16 @@ from traceladder.cli import (
     selfcheck_cmd,
     serve_cmd,
     sql_cmd,
+    trend_cmd,
+    watch_cmd,
 )
 
 ALL = [
     run_cmd,
     serve_cmd,
     ingest_cmd,
+    watch_cmd,
+    trend_cmd,
     evaluate_cmd,
     report_cmd,
     sql_cmd,

@@ -12,8 +12,13 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from traceladder.evaluation.assemble import LiveOptions
+    from traceladder.storage.db import Store
 
 DEFAULT_DB = "traceladder.duckdb"
 
@@ -100,3 +105,66 @@ def domain_name(args: argparse.Namespace) -> str:
     from traceladder.domain.registry import DEFAULT_DOMAIN
 
     return str(args.domain or DEFAULT_DOMAIN)
+
+
+def sample_rate(text: str) -> float:
+    from traceladder.sampling import parse_rate
+
+    try:
+        return parse_rate(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_live_options(parser: argparse.ArgumentParser) -> None:
+    """The open-path inputs for traces with no case, and sampling (evaluate, watch)."""
+    parser.add_argument(
+        "--tools",
+        type=Path,
+        metavar="FILE",
+        help="OpenAI-format tool definitions (JSON) for rung 1 on traces that captured none",
+    )
+    parser.add_argument(
+        "--policy", type=Path, metavar="FILE", help="invariant policy (TOML; see docs/invariants.md)"
+    )
+    parser.add_argument(
+        "--sample",
+        type=sample_rate,
+        default=1.0,
+        metavar="RATE",
+        help="judge this fraction of traces, chosen by trace id as OpenTelemetry's TraceIdRatioBased "
+        "sampler does (the same traces on every rerun and machine); default 1",
+    )
+    parser.add_argument(
+        "--keep-errors",
+        action="store_true",
+        help="with --sample: also judge every trace with an error status (weighted so rates stay unbiased)",
+    )
+
+
+def live_options(args: argparse.Namespace) -> LiveOptions:
+    from traceladder.evaluation.assemble import LiveOptions
+    from traceladder.evaluation.tool_sources import load_tools_file
+    from traceladder.sampling import Sampling
+
+    policies = None
+    if args.policy:
+        from traceladder.policy_file import load_policy
+
+        policies = load_policy(args.policy)
+    return LiveOptions(
+        tools=load_tools_file(args.tools) if args.tools else None,
+        policies=policies,
+        sampling=Sampling(args.sample, args.keep_errors),
+    )
+
+
+def warn_unseen_policy_sections(store: Store, live: LiveOptions, say: Callable[[str], None]) -> None:
+    """A policy section for a service or agent that never appears is most likely a typo."""
+    if live.policies is None:
+        return
+    services = {r[0] for r in store.fetchall("SELECT DISTINCT service FROM traces")}
+    agents = {r[0] for r in store.fetchall("SELECT DISTINCT agent_name FROM traces")}
+    for kind, name in live.policies.sections():
+        if name not in (services if kind == "service" else agents):
+            say(f"warning: the policy's [{kind}.{name!r}] section matches no trace in the store")

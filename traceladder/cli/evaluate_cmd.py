@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from traceladder.cli.common import add_db_option, add_domain_option, db_path, run_id_arg
+from traceladder.cli.common import (
+    add_db_option,
+    add_domain_option,
+    add_live_options,
+    db_path,
+    live_options,
+    run_id_arg,
+    warn_unseen_policy_sections,
+)
 from traceladder.evaluation import evaluate_store
 from traceladder.storage.db import open_store
+from traceladder.text import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="judge stored traces with the rung-ordered evaluators; replaces earlier results",
         description="Judge every trace in the store: a trace carrying traceladder.case.id (suite runs, "
         "imported traces) gets every rung; a trace without a case gets the rungs it has inputs for "
-        "(rung 1 needs tool schemas: --domain), the others are not_evaluated with the reason. "
+        "(rung 1 uses the tool definitions the trace captured, else --tools or --domain; invariants need "
+        "--policy), the others are not_evaluated with the reason. "
         "Re-evaluating replaces earlier results.",
     )
     add_db_option(p)
@@ -27,12 +38,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "traces without a case (default: none — rung 1 not_evaluated)",
     )
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
+    add_live_options(p)
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    live = live_options(args)
+
+    def say(text: str) -> None:
+        print(f"traceladder: evaluate: {printable(text)}", file=sys.stderr, flush=True)
+
     with open_store(db_path(args)) as store:
-        summary = evaluate_store(store, run_id=args.run, domain=args.domain, cases_path=args.cases)
+        summary = evaluate_store(store, run_id=args.run, domain=args.domain, cases_path=args.cases, live=live)
+        warn_unseen_policy_sections(store, live, say)
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
     print(f"evaluated={summary.units} runs={','.join(summary.runs) or '-'} {counts}".rstrip())
     return 0

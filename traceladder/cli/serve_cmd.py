@@ -7,7 +7,7 @@ import logging
 import os
 import re
 
-from traceladder.cli.common import add_db_option, db_path, int_range, seconds
+from traceladder.cli.common import add_db_option, db_path, int_range, sample_rate, seconds
 from traceladder.errors import UserError
 from traceladder.serve.handler import ReceiverConfig
 from traceladder.serve.server import TOKEN_ENV, ServeOptions, is_loopback, run
@@ -82,6 +82,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="drop a connection that sends nothing for this long (default: 30)",
     )
+    p.add_argument(
+        "--sample",
+        type=sample_rate,
+        default=1.0,
+        metavar="RATE",
+        help="store this fraction of traces, chosen by trace id as OpenTelemetry's TraceIdRatioBased "
+        "sampler does (every span of a trace agrees, on every worker); the rest is dropped before "
+        "storing. Recorded in the `sampling` table. Default 1",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -96,12 +105,16 @@ def handle(args: argparse.Namespace) -> int:
         )
     logging.basicConfig(level=logging.WARNING, format="traceladder serve: %(message)s")
     db = db_path(args)
-    open_store(db).close()  # fail now on a foreign, newer or unwritable store, not at the first fold
+    with open_store(db) as store:  # fail now on a foreign, newer or unwritable store, not at the first fold
+        if args.sample < 1:
+            store.execute(
+                "INSERT INTO sampling (stage, rate, keep_errors) VALUES ('serve', ?, false)", [args.sample]
+            )
     options = ServeOptions(
         db=db,
         host=args.host,
         port=args.port,
-        receiver=ReceiverConfig(args.max_body, token, "otlp", args.read_timeout),
+        receiver=ReceiverConfig(args.max_body, token, "otlp", args.read_timeout, args.sample),
         workers=args.workers,
         queue_rows=args.queue_rows,
         fold_interval_s=args.fold_interval,

@@ -19,10 +19,13 @@ import pyarrow as pa
 from traceladder.cases.loader import load_cases
 from traceladder.cases.model import Case
 from traceladder.domain.registry import DEFAULT_DOMAIN, load_domain
+from traceladder.evaluation.tool_sources import Definitions, trace_registry
 from traceladder.evaluators.inputs import DomainRules, TraceInputs
 from traceladder.evaluators.ladder import Ladder
+from traceladder.evaluators.policy import PolicySet
 from traceladder.evaluators.schema import SchemaRegistry
 from traceladder.evaluators.types import Call
+from traceladder.sampling import EVERYTHING, Sampling
 from traceladder.storage.readers import UnitRow
 
 
@@ -38,6 +41,18 @@ class DomainContext:
 
 
 @dataclass(frozen=True)
+class LiveOptions:
+    """The open-path inputs a user names for traces with no case, and the sampling rule."""
+
+    tools: SchemaRegistry | None = None  # `--tools FILE`
+    policies: PolicySet | None = None  # `--policy FILE`
+    sampling: Sampling = EVERYTHING
+
+
+NO_LIVE_OPTIONS = LiveOptions()
+
+
+@dataclass(frozen=True)
 class Context:
     """Everything judging needs besides the traces; built once per evaluation, sent once to each
     worker process."""
@@ -47,6 +62,10 @@ class Context:
     default_domain: str = DEFAULT_DOMAIN  # for case-tagged traces that name no domain
     untagged_domain: str | None = None  # schemas for traces with no case (`--domain`)
     unknown: Mapping[str, str] = field(default_factory=dict)  # domain name → why it did not load
+    tools_file: SchemaRegistry | None = None  # `--tools`: schemas for traces that captured none
+    policies: PolicySet | None = None  # `--policy`: invariants, selected per service / agent
+    sampling: Sampling = EVERYTHING  # which traces are judged, and what each stands for
+    definition_sets: Mapping[str, Definitions] = field(default_factory=dict)  # digest → captured tools
 
 
 def build_context(
@@ -55,6 +74,10 @@ def build_context(
     *,
     domain: str | None = None,
     cases_path: Path | None = None,
+    tools_file: SchemaRegistry | None = None,
+    policies: PolicySet | None = None,
+    sampling: Sampling = EVERYTHING,
+    definition_sets: Mapping[str, Definitions] | None = None,
 ) -> Context:
     """Load every domain the units need. `domain` names the default for case-tagged traces that
     name none, and the schemas for traces without a case; `cases_path` replaces the default
@@ -68,7 +91,16 @@ def build_context(
         dimensions = tuple(d.suite.dimensions) if d.suite else ()
         tools = SchemaRegistry(d.tool_schemas, f"domain:{d.name}")
         domains[name] = DomainContext(name, DomainRules.of(d), tools, {c.id: c for c in cases}, dimensions)
-    return Context(ladder, domains, default, domain)
+    return Context(
+        ladder,
+        domains,
+        default,
+        domain,
+        tools_file=tools_file,
+        policies=policies,
+        sampling=sampling,
+        definition_sets=definition_sets or {},
+    )
 
 
 def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInputs:
@@ -82,10 +114,54 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
         if case is None:
             absent["case"] = f"case {unit.case_id} is not in the {name} suite"
     agent_error = (unit.error_type or "agent error") if tagged and unit.agent_status == "error" else None
+    tools = d.tools if d and tagged else None
+    if not tagged:
+        tools = _untagged_tools(unit, ctx, d, absent)
+    policy = None
+    if ctx.policies is not None:
+        policy = ctx.policies.select(unit.facts.service, unit.facts.agent)
+        if policy is None:
+            absent["policy"] = f"the policy has no section for service {unit.facts.service!r}" + (
+                f" or agent {unit.facts.agent!r}" if unit.facts.agent else ""
+            )
     return TraceInputs(
-        unit.trace_id, calls, case, d.tools if d else None, d.rules if d else None,
-        agent_error=agent_error, absent=absent,
+        unit.trace_id, calls, case, tools, d.rules if d else None, policy=policy,
+        agent_error=agent_error, facts=unit.facts, absent=absent,
     )  # fmt: skip
+
+
+def facts_key(unit: UnitRow, ctx: Context) -> Any:
+    """What of a trace's facts its verdict can depend on — nothing without a policy; with one, the
+    policy that applies and only the facts its checks read (a duration within the limit is just
+    "within": judging stays shared between traces that differ only in their timings)."""
+    if ctx.policies is None:
+        return None
+    facts = unit.facts
+    policy = ctx.policies.select(facts.service, facts.agent)
+    if policy is None:
+        return (facts.service, facts.agent)  # named in the not_evaluated reason
+    turns = facts.model_turns if policy.max_turns is not None else None
+    duration: Any = None
+    if policy.max_latency_ms is not None:
+        within = facts.duration_ms is not None and facts.duration_ms <= policy.max_latency_ms
+        duration = "within" if within else facts.duration_ms
+    return (id(policy), turns, duration)
+
+
+def _untagged_tools(
+    unit: UnitRow, ctx: Context, d: DomainContext | None, absent: dict[str, str]
+) -> SchemaRegistry | None:
+    """A trace with no case is judged against the definitions it captured; when it captured none,
+    against `--tools`, else `--domain`."""
+    key = unit.definitions
+    definitions = ctx.definition_sets.get(key) if key else None
+    if key and definitions:
+        registry = trace_registry(key, definitions)
+        if isinstance(registry, str):
+            absent["tools"] = registry
+            return None
+        return registry
+    return ctx.tools_file or (d.tools if d else None)
 
 
 RawCall = tuple[str, str | None, bool, str | None, int]  # (tool, raw arguments, ok, raw result, ordinal)

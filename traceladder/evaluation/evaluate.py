@@ -9,17 +9,19 @@ its calls — the same fold judges both, and what ran is visible per rung.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import duckdb
+
 from traceladder.errors import UserError
-from traceladder.evaluation.assemble import build_context
+from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.pool import Judges, paused_gc
 from traceladder.evaluators.ladder import Ladder, load_ladder
 from traceladder.storage.db import Store
-from traceladder.storage.readers import read_call_table, read_units
+from traceladder.storage.readers import read_call_table, read_definition_sets, read_units
 from traceladder.storage.results import ResultTables, write_result_batches
 
 BATCH_TRACES = 20_000
@@ -30,7 +32,7 @@ T = TypeVar("T")
 class EvaluationSummary:
     units: int
     runs: tuple[str, ...]
-    verdicts: dict[str, int]
+    verdicts: Mapping[str, int]
 
 
 def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -46,16 +48,29 @@ def evaluate_store(
     cases_path: Path | None = None,
     ladder: Ladder | None = None,
     workers: int | None = None,
+    live: LiveOptions = NO_LIVE_OPTIONS,
+    trace_ids: Sequence[str] | None = None,
+    after: Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None] | None = None,
 ) -> EvaluationSummary:
-    """Judge every trace of the store (or of one run) and replace their stored results.
+    """Judge every trace of the store (or of one run, or exactly `trace_ids`) and replace their
+    stored results.
 
-    `domain` is the default for case-tagged traces that name none and the schema source for
-    traces without a case; `ladder` defaults to the built-in rungs plus installed plug-ins.
+    `domain` is the default for case-tagged traces that name none and a schema source for traces
+    without a case; `live` adds the other open-path inputs (a tools file, an invariant policy)
+    and the sampling rule; `ladder` defaults to the built-in rungs plus installed plug-ins.
+    `after` runs inside the transaction that writes the results (a watermark that commits with
+    them, or not at all).
     """
-    units = read_units(store, run_id)
+    units = read_units(store, run_id, trace_ids)
     if run_id and not units:
         raise UserError(f"no traces of run {run_id} in {store.path}")
-    ctx = build_context(units, ladder or load_ladder(), domain=domain, cases_path=cases_path)
+    sampled = [u for u in units if live.sampling.keeps(u.trace_id, u.error)]
+    ctx = build_context(
+        units, ladder or load_ladder(), domain=domain, cases_path=cases_path,
+        tools_file=live.tools, policies=live.policies, sampling=live.sampling,
+        definition_sets=read_definition_sets(store, (u.definitions for u in sampled if u.definitions)),
+    )  # fmt: skip
+    units = sampled
     verdicts: Counter[str] = Counter()
 
     def counted(stream: Iterator[ResultTables]) -> Iterator[ResultTables]:
@@ -68,6 +83,17 @@ def evaluate_store(
             judges.submit(list(chunk), read_call_table(store, [u.trace_id for u in chunk]))
         # Each batch is written while the workers judge the next ones; one transaction, so a
         # reader sees all old results or all new ones.
-        write_result_batches(store, counted(judges.results()))
-    runs = tuple(sorted({u.run_id for u in units if u.run_id}))
-    return EvaluationSummary(len(units), runs, dict(verdicts))
+        runs = tuple(sorted({u.run_id for u in units if u.run_id}))
+        summary = EvaluationSummary(len(units), runs, verdicts)
+
+        def finish(conn: duckdb.DuckDBPyConnection) -> None:
+            if not live.sampling.everything:  # so rates computed later know what a trace stands for
+                conn.execute(
+                    "INSERT INTO sampling (stage, rate, keep_errors) VALUES ('evaluate', ?, ?)",
+                    [live.sampling.rate, live.sampling.keep_errors],
+                )
+            if after is not None:
+                after(conn, summary)
+
+        write_result_batches(store, counted(judges.results()), after=finish)
+    return EvaluationSummary(summary.units, summary.runs, dict(verdicts))

@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.evaluation.assemble import CallParser, Context, inputs_for, raw_calls_by_trace
+from traceladder.evaluation.assemble import CallParser, Context, facts_key, inputs_for, raw_calls_by_trace
 from traceladder.evaluation.rows import RowBuilder
 from traceladder.storage.readers import UnitRow
 from traceladder.storage.results import ResultTables
@@ -52,14 +52,16 @@ def judge_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) ->
     builder = RowBuilder(ctx.ladder.version)
     judge = ctx.ladder.judge
     seen: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+    weigh = ctx.sampling.weight
     for unit in units:
         recorded = raw_calls.get(unit.trace_id, ())
-        key = (unit.domain, unit.case_id, unit.agent_status, unit.error_type, recorded)
+        key = (unit.domain, unit.case_id, unit.agent_status, unit.error_type, recorded, unit.definitions,
+               facts_key(unit, ctx))  # fmt: skip
         hit = seen.get(key)
         if hit is None:
             inputs = inputs_for(unit, parser.calls(recorded), ctx)
             hit = seen[key] = (inputs.case, judge(inputs))
-        builder.add(unit, hit[0], hit[1])
+        builder.add(unit, hit[0], hit[1], weigh(unit.error))
     return builder.tables()
 
 

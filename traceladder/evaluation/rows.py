@@ -42,6 +42,8 @@ class RowBuilder:
         self.case_ids: list[str | None] = []
         self.repeats: list[int | None] = []
         self.domains: list[str | None] = []
+        self.seqs: list[int | None] = []
+        self.weights: list[float] = []
         self.verdict_of: list[int] = []  # index into the distinct verdicts
         # per distinct verdict
         self._index: dict[int, int] = {}  # id(verdict) → index
@@ -56,7 +58,7 @@ class RowBuilder:
         self.finding_rows: list[tuple[Any, ...]] = []
         self._golden: dict[str, str] = {}
 
-    def add(self, unit: UnitRow, case: Case | None, v: Verdict) -> None:
+    def add(self, unit: UnitRow, case: Case | None, v: Verdict, weight: float = 1.0) -> None:
         index = self._index.get(id(v))
         if index is None:
             index = self._index[id(v)] = self._distinct(case, v)
@@ -65,6 +67,8 @@ class RowBuilder:
         self.case_ids.append(unit.case_id)
         self.repeats.append(unit.repeat_index if unit.case_id else None)
         self.domains.append(unit.domain)
+        self.seqs.append(unit.seq)
+        self.weights.append(weight)
         self.verdict_of.append(index)
 
     def _distinct(self, case: Case | None, v: Verdict) -> int:
@@ -125,6 +129,7 @@ class RowBuilder:
                 trace_ids, run_ids, case_ids, repeats, dimension, pa.array(self.domains, _S), verdict, cls,
                 settled_at, settled_by, explanation, evidence, _repeat(version, n),
                 pa.array([self.now], pa.timestamp("us")).take(pa.array([0] * n, _I)),
+                pa.array(self.seqs, pa.int64()), pa.array(self.weights, pa.float64()),
             ],
             schema=TRACE_RESULT_SCHEMA,
         )  # fmt: skip

@@ -23,6 +23,16 @@ PRIORITY: tuple[str, ...] = (
     "CALL_EXTRA",
     "ORDER_WRONG",
     "CHAIN_BROKEN",
+    # invariants (open path): a forbidden action first, then what the policy bounds
+    "FORBIDDEN_TOOL",
+    "TOOL_NOT_ALLOWED",
+    "UNCONFIRMED_ACTION",
+    "PARAM_PATTERN",
+    "DUPLICATE_CALL",
+    "TOOL_ERRORS",
+    "TOO_MANY_TOOL_CALLS",
+    "TOO_MANY_TURNS",
+    "SLOW_TRACE",
 )
 _RANK = {code: rank for rank, code in enumerate(PRIORITY)}
 

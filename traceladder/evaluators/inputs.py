@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from traceladder.cases.model import Case
+from traceladder.evaluators.facts import TraceFacts
 from traceladder.evaluators.types import Call
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class TraceInputs:
     judge: Any = None
     state: Any = None
     agent_error: str | None = None  # set: the run produced no normally scored result
+    facts: TraceFacts = TraceFacts()
     absent: Mapping[str, str] = field(default_factory=dict)  # input → why it is missing
 
     def has(self, name: str) -> bool:

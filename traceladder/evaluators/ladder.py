@@ -20,7 +20,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, Protocol
 
-from traceladder.evaluators import call_match, partial_credit, schema, trajectory
+from traceladder.evaluators import call_match, invariants, partial_credit, schema, trajectory
 from traceladder.evaluators.analysis import Analysis
 from traceladder.evaluators.classes import dominant
 from traceladder.evaluators.inputs import TraceInputs
@@ -28,7 +28,7 @@ from traceladder.evaluators.types import RungResult, Verdict
 
 # Bumped whenever a verdict, class, score or explanation for the same trace can change; recorded
 # with every result, and part of what a baseline binds to.
-EVALUATOR_VERSION = "2.0.0"
+EVALUATOR_VERSION = "2.1.0"
 GROUP = "traceladder.rungs"
 
 
@@ -49,7 +49,7 @@ class Rung(Protocol):
 
 
 # The built-in rungs, in ladder order. Registering a rung is one line here.
-BUILTIN: tuple[Rung, ...] = (schema, call_match, trajectory, partial_credit)
+BUILTIN: tuple[Rung, ...] = (schema, invariants, call_match, trajectory, partial_credit)
 
 
 def _reference(rung: Rung) -> Any:

@@ -16,6 +16,7 @@ arguments.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -94,16 +95,21 @@ class SchemaRegistry:
     """Compiled validators for one set of tools, and where they came from (`source`, e.g.
     `domain:retail` or `trace`)."""
 
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]], source: str = "") -> None:
+    def __init__(
+        self, schemas: Mapping[str, Mapping[str, Any]], source: str = "", trusted: bool = True
+    ) -> None:
         self.schemas = {name: dict(schema) for name, schema in schemas.items()}
         self.source = source
+        self.trusted = trusted
         self.validators = {name: compile_validator(schema) for name, schema in self.schemas.items()}
-        self.fast = {name: fast_validator(schema) for name, schema in self.schemas.items()}
+        # fastjsonschema generates Python source from the schema: only for schemas we ship or the
+        # user names, never for definitions a trace from elsewhere carried.
+        self.fast = {name: fast_validator(schema) for name, schema in self.schemas.items()} if trusted else {}
         self._memo: dict[tuple[str, str, bool], tuple[str | None, str, tuple[tuple[str, str], ...]]] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the schemas; the receiving process compiles its own validators."""
-        return (SchemaRegistry, (self.schemas, self.source))
+        return (SchemaRegistry, (self.schemas, self.source, self.trusted))
 
     def knows(self, tool: str) -> bool:
         return tool in self.validators
@@ -128,8 +134,9 @@ class SchemaRegistry:
             found = (None, "", ())
         else:
             errors = tuple(
-                (str(err.absolute_path[0]) if err.absolute_path else "(arguments)", err.message)
+                (param, err.message)
                 for err in validator.iter_errors(call.arguments)
+                for param in _params_of(err, call.arguments)
             )
             message = "; ".join(f"{call.name}: {msg}" for _, msg in errors)
             found = ("PARAM_WRONG_FORMAT" if errors else None, message, errors)
@@ -162,6 +169,26 @@ class SchemaRegistry:
 
     def valid(self, call: Call) -> bool:
         return self._judge(call)[0] is None
+
+
+def _params_of(err: Any, arguments: dict[str, Any]) -> list[str]:
+    """The top-level parameters an error is about. An error inside a parameter names it; a
+    missing required parameter or an unexpected extra one is reported on the object itself, so
+    name the parameter it is about (what a reader looks for: `order_id` missing, `orderId`
+    unexpected), else "(arguments)"."""
+    if err.absolute_path:
+        return [str(err.absolute_path[0])]
+    if err.validator == "required" and isinstance(err.validator_value, list):
+        missing = [p for p in err.validator_value if isinstance(p, str) and p not in arguments]
+        # one error per missing property, its message starting with the property's repr
+        named = [p for p in missing if err.message.startswith(repr(p))]
+        return (named or missing)[:1] or ["(arguments)"]
+    if err.validator == "additionalProperties" and err.validator_value is False:
+        known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+        patterns = err.schema.get("patternProperties", {}) if isinstance(err.schema, dict) else {}
+        extra = [k for k in arguments if k not in known and not any(re.search(p, k) for p in patterns)]
+        return extra or ["(arguments)"]
+    return ["(arguments)"]
 
 
 def evaluate(inputs: TraceInputs, analysis: Analysis | None = None) -> RungResult:

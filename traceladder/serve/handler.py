@@ -16,15 +16,17 @@ import logging
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from traceladder import __version__
 from traceladder.otlp import DecodedBatch, DecodeError, decode_logs, decode_traces
 from traceladder.otlp.decode import MEDIA_TYPES, media_type
+from traceladder.sampling import Sampling
 from traceladder.serve import responses
 from traceladder.serve.body import HttpError, inflate, read_raw
 from traceladder.serve.writer import Busy, GroupWriter, WriteFailed
@@ -42,6 +44,7 @@ class ReceiverConfig:
     token: str | None
     source: str = "otlp"
     read_timeout_s: float = 30.0
+    sample_rate: float = 1.0  # keep traces by id (OTel TraceIdRatioBased); the rest never stored
 
 
 class Receiver(ThreadingHTTPServer):
@@ -59,6 +62,8 @@ class Receiver(ThreadingHTTPServer):
         self.config = config
         self.started = time.time()
         self.accepted = {"spans": 0, "logs": 0}
+        self.sampling = Sampling(config.sample_rate)
+        self.sampled_out = {"spans": 0, "logs": 0}  # rows of traces the sample rate dropped
         self.stopping = False
         self._connections: dict[Handler, bool] = {}  # handler → busy with a request
         self._connections_lock = threading.Lock()
@@ -80,6 +85,19 @@ class Receiver(ThreadingHTTPServer):
         for handler in idle:
             with contextlib.suppress(OSError):
                 handler.connection.shutdown(socket.SHUT_RDWR)
+
+
+def sampled(table: pa.Table, sampling: Sampling) -> pa.Table:
+    """The rows of the traces `sampling` keeps (rows outside any trace are kept). Decided per
+    distinct trace id, so every span of a trace — in any request, on any worker — agrees."""
+    if sampling.everything or not table.num_rows:
+        return table
+    ids = pc.unique(table.column("trace_id")).to_pylist()
+    keep = [t for t in ids if t is None or sampling.keeps(t)]
+    if len(keep) == len(ids):
+        return table
+    mask = pc.is_in(table.column("trace_id"), value_set=pa.array(keep, pa.string()))
+    return table.filter(pc.fill_null(mask, True))
 
 
 def _with_source(table: pa.Table, source: str) -> pa.Table:
@@ -159,6 +177,7 @@ class Handler(BaseHTTPRequestHandler):
                 "version": __version__,
                 "accepted": self.server.accepted,
                 "queued_rows": writer.queued_rows,
+                "sampled_out": self.server.sampled_out,
                 "segments_written": writer.segments_written,
                 # across all processes: received but not yet folded into the store
                 "pending_segments": len(pending(writer.segments.root)),
@@ -235,6 +254,9 @@ class Handler(BaseHTTPRequestHandler):
         except DecodeError as exc:
             raise HttpError(400, str(exc)) from None
         kind = "spans" if signal == "traces" else "logs"
+        kept = sampled(batch.table, self.server.sampling)
+        self.server.sampled_out[kind] += batch.table.num_rows - kept.num_rows
+        batch = replace(batch, table=kept)
         if batch.table.num_rows:
             try:
                 self.server.writer.submit(kind, _with_source(batch.table, self.server.config.source))

@@ -87,6 +87,7 @@ def _start_workers(sock: socket.socket, options: ServeOptions) -> list[subproces
         "--segments", str(segment_root(options.db)), "--max-body", str(options.receiver.max_body),
         "--queue-rows", str(options.queue_rows), "--source", options.receiver.source,
         "--read-timeout", str(options.receiver.read_timeout_s),
+        "--sample", repr(options.receiver.sample_rate),
     ]  # fmt: skip
     return [
         subprocess.Popen(args, pass_fds=[sock.fileno()], env=env, stdin=subprocess.DEVNULL)

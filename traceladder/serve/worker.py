@@ -35,10 +35,13 @@ def main() -> int:
     p.add_argument("--queue-rows", type=int, required=True)
     p.add_argument("--source", required=True)
     p.add_argument("--read-timeout", type=float, required=True)
+    p.add_argument("--sample", type=float, default=1.0)
     args = p.parse_args()
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(False)  # see server.bind: the losers of an accept() race must not block
-    config = ReceiverConfig(args.max_body, os.environ.get(TOKEN_ENV), args.source, args.read_timeout)
+    config = ReceiverConfig(
+        args.max_body, os.environ.get(TOKEN_ENV), args.source, args.read_timeout, args.sample
+    )
     receiver = serve_socket(sock, args.segments, config, args.queue_rows)
     stopping = threading.Event()
 

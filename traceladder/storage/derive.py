@@ -17,6 +17,7 @@ import orjson
 import pyarrow as pa
 
 from traceladder.conventions import LogView, SpanView, TraceExtraction, extract_trace
+from traceladder.storage.trace_index import index_traces
 
 _SPANS = """
 SELECT trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, status_code, status_message,
@@ -176,6 +177,7 @@ def derive_traces(conn: duckdb.DuckDBPyConnection, trace_ids: pa.Array) -> int:
         )
         conn.unregister("derived_calls")
         conn.unregister("derived_definitions")
+        index_traces(conn)
     finally:
         conn.unregister("affected_traces")
     return len(extracted)

@@ -23,7 +23,10 @@ from traceladder.storage.db import Store
 
 QUERY_SURFACE = (
     "spans",
+    "log_records",
     "tool_calls",
+    "tool_definitions",
+    "traces",
     "runs",
     "case_runs",
     "trace_results",
@@ -32,6 +35,10 @@ QUERY_SURFACE = (
     "results",
     "failures",
     "case_results",
+    "trend_traces",
+    "trend_by_version",
+    "trend_by_hour",
+    "trend_by_day",
 )
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _READERS = {

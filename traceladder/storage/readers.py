@@ -6,13 +6,14 @@ table for a run's results.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from traceladder.errors import UserError
+from traceladder.evaluators.facts import TraceFacts
 from traceladder.storage.db import Store
 
 # The judging units: every trace in the store. A root (or invoke_agent) span may name a case, a
@@ -20,7 +21,7 @@ from traceladder.storage.db import Store
 # agent status. A trace of one of our own runs without a `case_runs` row is an attempt that never
 # finished (Ctrl-C, a failed write): `--resume` runs that case again, so it is not a unit.
 _UNITS = """
-WITH traces AS (
+WITH unit_spans AS (
     SELECT trace_id,
            max(attributes->>'$."traceladder.case.id"') FILTER (WHERE is_root) AS case_id,
            max(attributes->>'$."traceladder.run.id"') FILTER (WHERE is_root) AS run_id,
@@ -29,7 +30,7 @@ WITH traces AS (
            max(attributes->>'$."traceladder.domain"') FILTER (WHERE is_root) AS domain,
            bool_or(status_code = 'ERROR') FILTER (WHERE is_root) AS root_error,
            max(error_type) FILTER (WHERE is_root) AS root_error_type
-    FROM (SELECT *, operation = 'invoke_agent' OR parent_span_id IS NULL AS is_root FROM spans)
+    FROM (SELECT *, operation = 'invoke_agent' OR parent_span_id IS NULL AS is_root FROM spans {only})
     GROUP BY trace_id
 )
 SELECT t.trace_id,
@@ -39,13 +40,32 @@ SELECT t.trace_id,
        coalesce(ru.domain, t.domain) AS domain,
        coalesce(cr.agent_status, CASE WHEN coalesce(t.root_error, false) THEN 'error' ELSE 'ok' END)
            AS agent_status,
-       coalesce(cr.error_type, t.root_error_type) AS error_type
-FROM traces t
+       coalesce(cr.error_type, t.root_error_type) AS error_type,
+       ti.seq, coalesce(ti.error, false) AS error, ti.service, ti.service_version, ti.environment,
+       ti.agent_name, coalesce(ti.model_turns, 0) AS model_turns, ti.start_ns, ti.end_ns,
+       d.definitions
+FROM unit_spans t
 LEFT JOIN case_runs cr ON cr.trace_id = t.trace_id
 LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, t.run_id)
+LEFT JOIN traces ti ON ti.trace_id = t.trace_id
+LEFT JOIN (SELECT trace_id, {key} AS definitions FROM tool_definitions GROUP BY trace_id) d
+    ON d.trace_id = t.trace_id
 WHERE ($run IS NULL OR coalesce(cr.run_id, t.run_id) = $run)
   AND (cr.trace_id IS NOT NULL OR t.run_id IS NULL OR ru.run_id IS NULL)
 ORDER BY run_id NULLS LAST, case_id NULLS LAST, repeat_index, t.trace_id
+"""
+
+# A trace's captured tool definitions travel as a digest of the whole set: live traffic repeats
+# the same few sets, so each distinct set is read (and compiled) once, not once per trace.
+# (A sum of 64-bit hashes with the count: order-free and cheap — concatenating the definitions
+# of every trace to hash them cost more than judging.)
+_DEFINITIONS_KEY = "count(*) || ':' || sum(hash(name, parameters)::HUGEINT)"
+_DEFINITION_SETS = f"""
+WITH keyed AS (SELECT trace_id, {_DEFINITIONS_KEY} AS key FROM tool_definitions GROUP BY trace_id),
+     one AS (SELECT key, min(trace_id) AS trace_id FROM keyed SEMI JOIN wanted_keys USING (key) GROUP BY key)
+SELECT one.key, list((d.name, d.parameters) ORDER BY d.name, d.parameters)
+FROM one JOIN tool_definitions d USING (trace_id)
+GROUP BY one.key
 """
 
 _CALLS = """
@@ -66,10 +86,58 @@ class UnitRow:
     domain: str | None
     agent_status: str
     error_type: str | None
+    seq: int | None = None  # the arrival judged (see storage.trace_index)
+    error: bool = False  # a span of the trace has an error status
+    facts: TraceFacts = TraceFacts()
+    definitions: str | None = (
+        None  # digest of the tool definitions the trace captured (see read_definition_sets)
+    )
 
 
-def read_units(store: Store, run_id: str | None = None) -> list[UnitRow]:
-    return [UnitRow(*row) for row in store.fetchall(_UNITS, {"run": run_id})]
+def _unit(row: tuple[Any, ...]) -> UnitRow:
+    (trace_id, run_id, case_id, repeat, domain, status, error_type, seq, error, service, version, environment,
+     agent, turns, start_ns, end_ns, definitions) = row  # fmt: skip
+    duration = (end_ns - start_ns) / 1e6 if start_ns is not None and end_ns is not None else None
+    facts = TraceFacts(
+        service, version, environment, agent, turns,
+        duration if duration is not None and duration >= 0 else None,  # a skewed clock: unknown
+        start_ns,
+    )  # fmt: skip
+    return UnitRow(
+        trace_id, run_id, case_id, repeat, domain, status, error_type, seq, error, facts, definitions
+    )
+
+
+def read_units(
+    store: Store, run_id: str | None = None, trace_ids: Sequence[str] | None = None
+) -> list[UnitRow]:
+    """The judging units of the store, of one run, or of exactly these traces."""
+    if trace_ids is None:
+        sql = _UNITS.format(only="", key=_DEFINITIONS_KEY)
+        return [_unit(row) for row in store.fetchall(sql, {"run": run_id})]
+    with store.lock:
+        store.conn.register("only_traces", pa.table({"trace_id": pa.array(list(trace_ids), pa.string())}))
+        try:
+            only = "SEMI JOIN only_traces o ON o.trace_id = spans.trace_id"
+            sql = _UNITS.format(only=only, key=_DEFINITIONS_KEY)
+            rows = store.conn.execute(sql, {"run": run_id}).fetchall()
+        finally:
+            store.conn.unregister("only_traces")
+    return [_unit(row) for row in rows]
+
+
+def read_definition_sets(store: Store, keys: Iterable[str]) -> dict[str, tuple[tuple[str, str | None], ...]]:
+    """digest → the (name, parameters JSON) pairs of that set of captured tool definitions."""
+    wanted = pa.table({"key": pa.array(sorted(set(keys)), pa.string())})
+    if not wanted.num_rows:
+        return {}
+    with store.lock:
+        store.conn.register("wanted_keys", wanted)
+        try:
+            rows = store.conn.execute(_DEFINITION_SETS).fetchall()
+        finally:
+            store.conn.unregister("wanted_keys")
+    return {key: tuple((name, parameters) for name, parameters in pairs) for key, pairs in rows}
 
 
 def read_call_table(store: Store, trace_ids: Sequence[str]) -> pa.Table:
@@ -111,6 +179,8 @@ class RunRows:
     rungs: list[dict[str, Any]]
     findings: list[dict[str, Any]]
     calls: dict[str, list[dict[str, Any]]]
+    # per trace: its model requests that were retried or had a server quirk tolerated
+    requests: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def run_rows(store: Store, run_id: str) -> RunRows:
@@ -163,4 +233,35 @@ def run_rows(store: Store, run_id: str) -> RunRows:
         except ValueError:
             row["arguments"] = None  # invalid JSON: arguments_raw keeps what the model sent
         calls.setdefault(trace, []).append(row)
-    return RunRows(run, results, rungs, findings, calls)
+    return RunRows(run, results, rungs, findings, calls, _request_notes(store, run_id))
+
+
+# The chat spans of a run that carry `traceladder.request.retries` or
+# `traceladder.response.quirks` (set by the agent loop only when something happened), with the
+# request's step: its position among the trace's chat spans.
+_REQUEST_NOTES = """
+SELECT trace_id, step, status_code, retries, quirks FROM (
+    SELECT s.trace_id, s.status_code,
+           row_number() OVER (PARTITION BY s.trace_id ORDER BY s.start_ns, s.span_id) AS step,
+           s.attributes->'$."traceladder.request.retries"' AS retries,
+           s.attributes->'$."traceladder.response.quirks"' AS quirks
+    FROM spans s SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) r USING (trace_id)
+    WHERE s.operation = 'chat'
+)
+WHERE retries IS NOT NULL OR quirks IS NOT NULL
+ORDER BY trace_id, step
+"""
+
+
+def _request_notes(store: Store, run_id: str) -> dict[str, list[dict[str, Any]]]:
+    notes: dict[str, list[dict[str, Any]]] = {}
+    for trace_id, step, status, retries, quirks in store.fetchall(_REQUEST_NOTES, [run_id]):
+        notes.setdefault(trace_id, []).append(
+            {
+                "step": int(step),
+                "succeeded": status != "ERROR",
+                "retries": json.loads(retries) if retries else [],
+                "quirks": json.loads(quirks) if quirks else [],
+            }
+        )
+    return notes

@@ -7,7 +7,7 @@ Arrow batches (never row by row): re-evaluating replaces, never duplicates.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -21,7 +21,7 @@ TRACE_RESULT_SCHEMA = pa.schema(
         ("trace_id", _S), ("run_id", _S), ("case_id", _S), ("repeat_index", _I), ("dimension", _S),
         ("domain", _S), ("verdict", _S), ("failure_class", _S), ("settled_at", _I), ("settled_by", _S),
         ("explanation", _S), ("evidence", _S), ("evaluator_version", _S),
-        ("evaluated_at", pa.timestamp("us")),
+        ("evaluated_at", pa.timestamp("us")), ("judged_seq", pa.int64()), ("sample_weight", _F),
     ]
 )  # fmt: skip
 RUNG_RESULT_SCHEMA = pa.schema(
@@ -74,15 +74,22 @@ def write_results(store: Store, tables: ResultTables) -> None:
     write_result_batches(store, [tables])
 
 
-def write_result_batches(store: Store, batches: Iterable[ResultTables]) -> int:
+def write_result_batches(
+    store: Store,
+    batches: Iterable[ResultTables],
+    after: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+) -> int:
     """Write batches as they arrive — each replacing the results of its own traces — all inside
-    one transaction: a reader sees the old results or the new ones, never a mix. Returns the
-    number of traces written."""
+    one transaction: a reader sees the old results or the new ones, never a mix. `after` runs in
+    the same transaction (what must commit with the results). Returns the number of traces
+    written."""
     written = 0
     with store.transaction() as conn:
         for tables in batches:
             _replace(conn, tables)
             written += tables.traces.num_rows
+        if after is not None:
+            after(conn)
     return written
 
 

@@ -1,0 +1,101 @@
+"""Where rung 1's schemas come from for a trace with no case: the tool definitions the trace
+itself captured (what the model was actually offered), or a file of OpenAI-format definitions the
+user names with `--tools`.
+
+Definitions captured from someone else's traces are untrusted input: each must be a valid JSON
+Schema (checked once per distinct set of definitions, then cached), and they are never compiled
+into code (no fast path). A set that is not usable makes rung 1 `not_evaluated` with the reason —
+a broken definition is not a failing call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from traceladder.errors import UserError
+from traceladder.evaluators.schema import SchemaRegistry
+
+Definitions = tuple[tuple[str, str | None], ...]  # (tool name, parameters JSON text or None)
+_EMPTY_OBJECT: dict[str, Any] = {"type": "object"}
+_CACHE_LIMIT = 10_000
+_cache: dict[str, SchemaRegistry | str] = {}  # by the set's digest
+
+
+def _usable(name: str, schema: Any) -> str | None:
+    """Why a parameters schema cannot judge calls, or None when it can."""
+    if not isinstance(schema, dict):
+        return f"the definition of {name} has parameters that are not a JSON object"
+    try:
+        Draft202012Validator.check_schema(schema)
+        Draft202012Validator(schema).is_valid({})  # resolves references now, not mid-judging
+    except SchemaError as exc:
+        return f"the definition of {name} is not a valid JSON Schema: {exc.message}"
+    except Exception as exc:  # an unresolvable $ref, a hostile pattern, …
+        return f"the definition of {name} cannot be used: {type(exc).__name__}"
+    return None
+
+
+def trace_registry(key: str, definitions: Definitions) -> SchemaRegistry | str:
+    """The compiled schemas of one set of captured definitions (`key`: its digest), or the reason
+    they are unusable. Cached: live traffic repeats the same few tool sets constantly."""
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    schemas: dict[str, Any] = {}
+    problem: str | None = None
+    for name, parameters in definitions:
+        try:
+            schema = _EMPTY_OBJECT if parameters is None else json.loads(parameters)
+        except ValueError:
+            problem = f"the definition of {name} has parameters that are not valid JSON"
+            break
+        problem = _usable(name, schema)
+        if problem:
+            break
+        if name in schemas and schemas[name] != schema:
+            problem = f"the trace defines {name} twice, differently"
+            break
+        schemas[name] = schema
+    result: SchemaRegistry | str = problem or SchemaRegistry(schemas, "trace", trusted=False)
+    if len(_cache) >= _CACHE_LIMIT:
+        _cache.clear()
+    _cache[key] = result
+    return result
+
+
+def _definitions(document: Any) -> Iterable[Mapping[str, Any]]:
+    items = document.get("tools") if isinstance(document, dict) and "tools" in document else document
+    if not isinstance(items, list):
+        raise ValueError("expected a JSON array of tool definitions (or an object with a `tools` array)")
+    for index, item in enumerate(items):
+        tool = item.get("function", item) if isinstance(item, dict) else None
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            raise ValueError(f"item {index} is not an OpenAI tool definition with a function name")
+        yield tool
+
+
+def load_tools_file(path: Path) -> SchemaRegistry:
+    """`--tools FILE`: OpenAI-format tool definitions (`[{"type": "function", "function": {...}}]`,
+    an object with a `tools` array, or bare `{"name", "parameters"}` objects)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        schemas: dict[str, Any] = {}
+        for tool in _definitions(document):
+            schema = tool.get("parameters", _EMPTY_OBJECT)
+            problem = _usable(tool["name"], schema)
+            if problem:
+                raise ValueError(problem)
+            schemas[tool["name"]] = schema
+    except OSError as exc:
+        raise UserError(f"--tools {path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # includes JSON syntax errors, with their line and column
+        raise UserError(f"--tools {path}: {exc}") from None
+    if not schemas:
+        raise UserError(f"--tools {path}: no tool definitions")
+    return SchemaRegistry(schemas, f"tools:{path.name}")

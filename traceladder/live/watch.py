@@ -1,0 +1,146 @@
+"""`traceladder watch`: judge live traces as they complete, next to `serve`, on the same store.
+
+A trace is complete when its root span has arrived (spans are exported when they end, so the root
+has ended) and nothing of it arrived for `settle_s`; a trace whose root never comes (a parent
+outside the sampled set, a crashed process) is complete after `orphan_after_s`. A span arriving
+later bumps the trace's arrival number (`traces.seq`), which makes the trace due again, and its
+new result replaces the old one.
+
+Exactly once: a trace is due when it has no result or its result judged an older arrival
+(`trace_results.judged_seq < traces.seq`). Results and the watermark (`watch_state`) are written in
+one transaction, so a watch killed at any moment (kill -9 included) has either recorded a batch
+completely or not at all: restarted, it neither judges a trace twice nor skips one.
+
+The store is opened per batch and closed between polls, so `serve` (which folds whenever the
+store is free) and other commands keep working.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+
+from traceladder.errors import StoreError
+from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
+from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
+from traceladder.storage.db import Store, open_store
+
+DUE = """
+SELECT t.trace_id
+FROM traces t
+LEFT JOIN trace_results r ON r.trace_id = t.trace_id
+WHERE (r.trace_id IS NULL OR r.judged_seq < t.seq)
+  AND t.last_seen <= $settled
+  AND (t.has_root OR t.last_seen <= $orphaned)
+  AND {sampled}
+ORDER BY t.seq
+LIMIT $limit
+"""
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    settle_s: float = 30.0
+    orphan_after_s: float | None = None  # default: 10 × settle
+    interval_s: float = 2.0
+    batch: int = 5_000
+    name: str = "default"
+    domain: str | None = None
+    live: LiveOptions = NO_LIVE_OPTIONS
+    workers: int | None = None
+
+
+@dataclass
+class WatchProgress:
+    batches: int = 0
+    judged: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+
+def due_traces(store: Store, options: WatchOptions, now: datetime) -> list[str]:
+    orphan_after = options.orphan_after_s if options.orphan_after_s is not None else 10 * options.settle_s
+    sql = DUE.format(sampled=options.live.sampling.sql("t.trace_id", "t.error"))
+    params = {
+        "settled": now - timedelta(seconds=options.settle_s),
+        "orphaned": now - timedelta(seconds=orphan_after),
+        "limit": options.batch,
+    }
+    return [row[0] for row in store.fetchall(sql, params)]
+
+
+def _record(name: str) -> Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None]:
+    def record(conn: duckdb.DuckDBPyConnection, summary: EvaluationSummary) -> None:
+        now = datetime.now(UTC).replace(tzinfo=None)
+        conn.execute(
+            """
+            INSERT INTO watch_state
+            SELECT $name, coalesce(max(r.judged_seq), 0), coalesce(max(w.judged), 0) + $judged, $now
+            FROM (SELECT 1) LEFT JOIN watch_state w ON w.name = $name
+            LEFT JOIN trace_results r ON r.judged_seq IS NOT NULL
+            """,
+            {"name": name, "judged": summary.units, "now": now},
+        )
+        conn.execute(
+            "DELETE FROM watch_state WHERE name = $name AND updated_at < $now", {"name": name, "now": now}
+        )
+
+    return record
+
+
+def judge_due(db: Path, options: WatchOptions, now: datetime | None = None) -> EvaluationSummary | None:
+    """One poll: judge up to `options.batch` due traces; None when nothing was due."""
+    with open_store(db) as store:
+        due = due_traces(store, options, now or datetime.now(UTC).replace(tzinfo=None))
+        if not due:
+            return None
+        return evaluate_store(
+            store, domain=options.domain, live=options.live, trace_ids=due, workers=options.workers,
+            after=_record(options.name),
+        )  # fmt: skip
+
+
+def watch(
+    db: Path,
+    options: WatchOptions,
+    say: Callable[[str], None],
+    *,
+    once: bool = False,
+    stopping: Callable[[], bool] = lambda: False,
+) -> WatchProgress:
+    """Poll until `stopping()` (or, with `once`, until nothing is due)."""
+    progress = WatchProgress()
+    waiting_said = False
+    while not stopping():
+        if not db.exists():
+            if not waiting_said:
+                say(f"waiting: {db} does not exist yet (start `traceladder serve --db {db}`)")
+                waiting_said = True
+            if once:
+                return progress
+            time.sleep(options.interval_s)
+            continue
+        try:
+            summary = judge_due(db, options)
+        except StoreError as exc:  # held by a long command: the traces wait safely
+            say(f"store busy, retrying: {exc}")
+            summary = None
+        if summary is None or summary.units == 0:
+            if not waiting_said and progress.judged == 0:
+                say("waiting: no complete traces to judge yet (is `traceladder serve` receiving?)")
+                waiting_said = True
+            if once:
+                return progress
+            time.sleep(options.interval_s)
+            continue
+        progress.batches += 1
+        progress.judged += summary.units
+        for verdict, n in summary.verdicts.items():
+            progress.verdicts[verdict] = progress.verdicts.get(verdict, 0) + n
+        counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
+        say(f"judged {summary.units} traces {counts} (total {progress.judged})")
+    return progress
