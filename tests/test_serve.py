@@ -403,3 +403,13 @@ def test_processes_sharing_the_socket_never_block_in_accept(tmp_path: Path) -> N
             assert set(pool.map(lambda _: serve.get("/healthz").status, range(300))) == {200}
         code, err = serve.stop(timeout=20)
     assert code == 0, err
+
+
+def test_a_refused_body_still_being_sent_gets_its_answer(tmp_path: Path) -> None:
+    # The client is still writing 32 MiB when the 413 goes out: the receiver reads and drops the
+    # rest instead of closing on it, so the client sees the 413, not a reset connection.
+    with ServeProcess(tmp_path / "s.duckdb", "--max-body", "1MiB") as serve:
+        for _ in range(3):
+            reply = serve.post("/v1/traces", b"\0" * (32 << 20), PB)
+            assert reply.status == 413
+        assert serve.post("/v1/traces", GOOD, PB).status == 200

@@ -38,6 +38,10 @@ ROUTES = {"/v1/traces": "traces", "/v1/logs": "logs"}
 RETRY_AFTER_S = 1
 
 
+LINGER_S = 2.0  # how long a refused request's body may keep arriving before the connection closes
+LINGER_BYTES = 256 << 20  # and how much of it is read and dropped
+
+
 @dataclass(frozen=True)
 class ReceiverConfig:
     max_body: int
@@ -165,6 +169,27 @@ class Handler(BaseHTTPRequestHandler):
         if error.status == 405:
             headers["Allow"] = "POST" if self.path.split("?", 1)[0] in ROUTES else "GET"
         self._send(error.status, body, content_type, headers)
+        if body_unread:
+            self._linger()
+
+    def _linger(self) -> None:
+        """Read and drop what the client is still sending — bounded in bytes and time — before the
+        connection closes. Closing with unread data resets the connection, and a client still
+        writing its body would see EPIPE or ECONNRESET instead of the 413/401 it was sent (the
+        "lingering close" of nginx and Apache)."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)  # the answer is complete
+            self.connection.settimeout(0.25)
+            deadline = time.monotonic() + LINGER_S
+            budget = LINGER_BYTES
+            while budget > 0 and time.monotonic() < deadline:
+                chunk = self.connection.recv(min(1 << 16, budget))
+                if not chunk:
+                    break
+                budget -= len(chunk)
+        except OSError:
+            pass
 
     # -- routes ------------------------------------------------------------------------------
 
