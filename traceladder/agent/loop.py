@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
@@ -29,6 +29,7 @@ from traceladder.agent.messages import (
     otel_messages,
     otel_output,
     otel_tool_definitions,
+    response_quirks,
 )
 from traceladder.agent.retry import ModelCallError, call_with_retry
 from traceladder.cases.model import Case
@@ -229,13 +230,19 @@ def _converse(case: Case, s: _Session, totals: _Totals) -> str:
             chat.set_attribute(sc.REQUEST_MAX_TOKENS, s.config.max_tokens)
             chat.set_attribute(sc.INPUT_MESSAGES, dumps(otel_messages(messages)))
             chat.set_attribute(sc.TOOL_DEFINITIONS, definitions)
+            notes = _RequestNotes()
             try:
-                completion = _request(s, messages)
+                completion = _request(s, messages, notes)
             except AgentError as exc:
                 chat.set_status(Status(StatusCode.ERROR, str(exc)))
                 chat.set_attribute(sc.ERROR_TYPE, exc.request_error_type)
+                notes.record(chat)
                 raise
             calls = normalize_tool_calls(completion.tool_calls, step, seen_ids)
+            notes.quirks += response_quirks(
+                completion.tool_calls, calls, completion.finish_reason, completion.content
+            )
+            notes.record(chat)
             _record_response(chat, completion, calls, totals)
         messages.append(assistant_message(completion.content, calls))
         if not calls:  # whatever the finish_reason says, no calls means the answer is final
@@ -245,9 +252,26 @@ def _converse(case: Case, s: _Session, totals: _Totals) -> str:
     raise AgentError("max_steps", f"MAX_STEPS={s.config.max_steps} reached without a final answer")
 
 
-def _request(s: _Session, messages: list[dict[str, Any]]) -> Completion:
+@dataclass
+class _RequestNotes:
+    """What one model request went through that did not end it: the error types of the attempts
+    that were retried, and the server quirks tolerated. Recorded on its chat span only when
+    something happened, so an ordinary span stays exactly as it was."""
+
+    retries: list[str] = field(default_factory=list)
+    quirks: list[str] = field(default_factory=list)
+
+    def record(self, chat: Span) -> None:
+        if self.retries:
+            chat.set_attribute(sc.REQUEST_RETRIES, self.retries)
+        if self.quirks:
+            chat.set_attribute(sc.RESPONSE_QUIRKS, self.quirks)
+
+
+def _request(s: _Session, messages: list[dict[str, Any]], notes: _RequestNotes) -> Completion:
     """One chat completion, retried by the run's policy, bounded by the case budget, validated.
-    Every failure is an `AgentError` whose type says which; `CaseStopped` passes through."""
+    Every failure is an `AgentError` whose type says which; `CaseStopped` passes through. What
+    was retried or tolerated on the way goes into `notes`."""
     timeout_s = s.config.request_timeout_s
 
     def send() -> Any:
@@ -264,6 +288,7 @@ def _request(s: _Session, messages: list[dict[str, Any]]) -> Completion:
             except openai.BadRequestError as exc:
                 if not s.cap.switch_if_rejected(exc):
                     raise
+                notes.quirks.append("token_param_refused")
                 return send()
 
         raw = s.budget.run(once, abandon=s.client.close)
@@ -271,7 +296,9 @@ def _request(s: _Session, messages: list[dict[str, Any]]) -> Completion:
         return parse_completion(http.content, http.headers.get("content-type"))
 
     try:
-        completion, _ = call_with_retry(attempt, s.config.retry, s.budget)
+        completion, _ = call_with_retry(
+            attempt, s.config.retry, s.budget, on_retry=lambda _, error_type: notes.retries.append(error_type)
+        )
     except ModelCallError as exc:
         kind = "timeout" if exc.error_type in ("timeout", "read_timeout") else "api_error"
         raise AgentError(kind, str(exc), exc.error_type) from None

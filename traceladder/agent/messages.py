@@ -49,6 +49,28 @@ def normalize_tool_calls(tool_calls: Any, step: int, seen_ids: set[str]) -> list
     return out
 
 
+def response_quirks(
+    tool_calls: Any, calls: list[ToolCallRequest], finish_reason: str | None, content: str | None
+) -> list[str]:
+    """The server deviations `normalize_tool_calls` (and reading the answer) tolerated in one
+    response, one entry per occurrence — the values of `traceladder.response.quirks` (see
+    `semconv.QUIRKS`). Text next to tool calls is allowed by the API, so it is not one."""
+    quirks: list[str] = []
+    for raw, call in zip(tool_calls or [], calls, strict=True):
+        if call.arguments_were_object:
+            quirks.append("arguments_object")
+        given = raw.get("id")
+        if not (isinstance(given, str) and given):
+            quirks.append("call_id_missing")
+        elif call.call_id != given:
+            quirks.append("call_id_repeated")
+    if calls and finish_reason != "tool_calls":
+        quirks.append("finish_reason_not_tool_calls")
+    if not calls and content is None:
+        quirks.append("content_null")
+    return quirks
+
+
 def assistant_message(content: str | None, calls: list[ToolCallRequest]) -> dict[str, Any]:
     """The assistant turn as we send it back in history (ids made unique, arguments as text)."""
     message: dict[str, Any] = {"role": "assistant", "content": content}

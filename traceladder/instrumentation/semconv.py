@@ -52,3 +52,20 @@ AGENT_STATUS: Final = "traceladder.agent.status"
 AGENT_STEPS: Final = "traceladder.agent.steps"
 TOOL_ERROR: Final = "traceladder.tool.error"
 CONVENTIONS: Final = "traceladder.conventions"
+# On a `chat` span, only when something happened (an ordinary request carries neither):
+# the error type of every failed attempt the retry policy retried, in order (`http_429`, …) …
+REQUEST_RETRIES: Final = "traceladder.request.retries"
+# … and every deviation of the server's response the agent tolerated, one entry per occurrence.
+RESPONSE_QUIRKS: Final = "traceladder.response.quirks"
+
+# The values of RESPONSE_QUIRKS, each with what was tolerated and what the agent did about it.
+QUIRKS: Final[dict[str, str]] = {
+    "arguments_object": "tool-call arguments arrived as a JSON object, not a JSON string; serialised once",
+    "call_id_missing": "a tool call had no id; one was generated",
+    "call_id_repeated": "a tool-call id repeated an earlier one; it was made unique",
+    "finish_reason_not_tool_calls": "finish_reason was not tool_calls although the response had tool calls; "
+    "the calls were executed",
+    "content_null": "the final answer had content: null; read as an empty answer",
+    "token_param_refused": "the server refused the output-token field; the other one "
+    "(max_tokens / max_completion_tokens) is used for the rest of the run",
+}

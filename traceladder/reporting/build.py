@@ -1,9 +1,10 @@
 """ReportV1: the summary and per-trace evidence of one run, built from stored results.
 
 Pure: takes rows, returns a dict. It never re-judges — verdicts, classes and diffs come from the
-rows the evaluation layer wrote. Summary field names follow seed 1's ReportV1; `ladder` (which
-rung settled how many traces) and `mean_rung_scores` (keyed `rung_name.score`) come from the
-long-form rung results, so a new rung appears without a code change here.
+rows the evaluation layer wrote. The shape is seed 1's ReportV1, published as
+`traceladder/schemas/report-v1.schema.json` and documented in docs/report-contract.md; `ladder`
+(which rung settled how many traces) and `mean_rung_scores` (keyed `rung_name.score`) come from
+the long-form rung results, so a new rung appears without a code change here.
 """
 
 from __future__ import annotations
@@ -15,17 +16,18 @@ from typing import Any
 
 from traceladder.evaluators.types import VERDICTS
 
+# The run block, always with these keys (null when unknown: traces that came from elsewhere).
+RUN_FIELDS = (
+    "run_id", "suite", "domain", "model", "provider", "base_url_host", "config", "input_hashes", "selection",
+    "cases_total", "started_at", "finished_at", "status", "evaluator_version",
+)  # fmt: skip
+
 
 def accuracy_of(counts: Mapping[str, int]) -> float | None:
     """PASS / (PASS + FAIL), exactly; None when nothing was scored (SKIP, AGENT_ERROR and
     NOT_EVALUATED are excluded)."""
     scored = counts.get("PASS", 0) + counts.get("FAIL", 0)
     return counts.get("PASS", 0) / scored if scored else None
-
-
-def _accuracy(counts: Mapping[str, int]) -> float | None:
-    exact = accuracy_of(counts)
-    return None if exact is None else round(exact, 4)  # for display; the gate uses the exact value
 
 
 def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -36,7 +38,7 @@ def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "case_count": len(rows),
         "verdict_counts": verdict_counts,
         "scored_count": verdict_counts["PASS"] + verdict_counts["FAIL"],
-        "accuracy": _accuracy(verdict_counts),
+        "accuracy": accuracy_of(verdict_counts),  # exact, as seed 1 defines it
     }
 
 
@@ -70,13 +72,18 @@ def build_report(
     *,
     dimensions: Sequence[str] = (),
     known_tools: Sequence[str] = (),
+    requests: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    quirks: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """`results`/`rungs`/`findings`: rows of those tables for the run; `calls`: tool calls by trace
-    id. `dimensions` orders the per-dimension blocks (default: those present); `known_tools`
-    limits the worst-tools list to real tools (default: any tool named in a failure)."""
+    id; `requests`: by trace id, the model requests that were retried or had a server quirk
+    tolerated (step, succeeded, retries, quirks), and `quirks` what each quirk name means
+    (`semconv.QUIRKS`; in that order in the warnings). `dimensions` are the domain's dimensions, each
+    given a block even when none of its cases ran (default: those present); `known_tools` limits
+    the worst-tools list to real tools (default: any tool named in a failure)."""
     summary = _block(results)
     present = sorted({r["dimension"] for r in results if r["dimension"]})
-    order = [d for d in dimensions if d in present] + [d for d in present if d not in dimensions]
+    order = list(dimensions) + [d for d in present if d not in dimensions]
     summary["dimensions"] = {d: _block([r for r in results if r["dimension"] == d]) for d in order}
     failed = [r for r in results if r["verdict"] == "FAIL"]
     taxonomy = Counter(r["failure_class"] for r in failed)
@@ -113,9 +120,12 @@ def build_report(
     rungs_of: dict[str, list[Mapping[str, Any]]] = {}
     for r in rungs:
         rungs_of.setdefault(r["trace_id"], []).append(r)
+    requested = requests or {}
     per_case = []
     for r in results:
         evidence = r["evidence"] or {}
+        actual = [dict(c) for c in calls.get(r["trace_id"], [])]
+        trace_rungs = _rungs(rungs_of.get(r["trace_id"], []), evidence)
         per_case.append(
             {
                 "case_id": r["case_id"],
@@ -128,15 +138,99 @@ def build_report(
                 "settled_by": r.get("settled_by"),
                 "explanation": r["explanation"],
                 "golden": evidence.get("golden", []),
-                "actual": [dict(c) for c in calls.get(r["trace_id"], [])],
+                "actual": actual,
+                "warnings": trace_warnings(evidence, actual, requested.get(r["trace_id"], ()), quirks or {}),
+                "diff": _diff(trace_rungs),
                 "findings": [
                     {k: f[k] for k in ("rung", "code", "tool", "param", "expected", "actual", "message")}
                     for f in by_trace.get(r["trace_id"], [])
                 ],
-                "rungs": _rungs(rungs_of.get(r["trace_id"], []), evidence),
+                "rungs": trace_rungs,
             }
         )
-    return {"schema": "ReportV1", "run": dict(run), "summary": summary, "results": per_case}
+    return {
+        "schema": "ReportV1",
+        "run": {key: run.get(key) for key in RUN_FIELDS},
+        "summary": summary,
+        "results": per_case,
+    }
+
+
+def trace_warnings(
+    evidence: Mapping[str, Any],
+    actual: Sequence[Mapping[str, Any]],
+    requests: Sequence[Mapping[str, Any]],
+    quirks: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """What did not change a trace's verdict but a reader should know, from what was recorded:
+    extra reads the case's whitelist let pass (the evidence's `ignored_ordinals`, i.e.
+    `Verdict.ignored`), server quirks the agent tolerated and model requests it retried (its chat
+    spans' `traceladder.response.quirks` / `traceladder.request.retries`)."""
+    out: list[dict[str, Any]] = []
+    tools = {c["ordinal"]: c["tool"] for c in actual}
+    for ordinal in evidence.get("ignored_ordinals") or ():
+        tool = tools.get(ordinal, "?")
+        message = f"{tool} (call {ordinal}): an extra read the case's whitelist allows; ignored by the judge"
+        out.append({"kind": "ignored_read", "message": message, "ordinal": ordinal, "tool": tool})
+    steps: dict[str, list[int]] = {}
+    counts: Counter[str] = Counter()
+    for request in requests:
+        for quirk in request["quirks"]:
+            counts[quirk] += 1
+            if request["step"] not in steps.setdefault(quirk, []):
+                steps[quirk].append(request["step"])
+    order = {name: i for i, name in enumerate(quirks)}
+    for quirk, at in sorted(steps.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
+        what = quirks.get(quirk, quirk)
+        where = f"model response{'s' if len(at) > 1 else ''} {', '.join(map(str, at))}"
+        times = f" ({counts[quirk]}×)" if counts[quirk] != len(at) else ""
+        message = f"server quirk tolerated in {where}{times}: {what}"
+        out.append({"kind": "server_quirk", "message": message, "quirk": quirk, "count": counts[quirk],
+                    "steps": at})  # fmt: skip
+    for request in requests:
+        errors = list(request["retries"])
+        if not errors:
+            continue
+        seen = Counter(errors)
+        causes = ", ".join(e if seen[e] == 1 else f"{e} ×{seen[e]}" for e in dict.fromkeys(errors))
+        outcome = "then succeeded" if request["succeeded"] else "still failed"
+        message = f"model request {request['step']} was retried {len(errors)}× ({causes}) and {outcome}"
+        out.append({"kind": "retried_request", "message": message, "step": request["step"],
+                    "retries": len(errors), "errors": errors, "succeeded": request["succeeded"]})  # fmt: skip
+    return out
+
+
+def _diff(rungs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The deterministic diff: every check of a failing rung that records a difference (not a
+    plain match, not an ignored read — those are warnings), with its rung, in ladder order."""
+    return [
+        {"rung": rung["rung"], "rung_name": rung["name"], **check}
+        for rung in rungs
+        for check in rung.get("checks", ())
+        if check["status"] not in ("match", "ignored")
+    ]
+
+
+def report_problems(report: Mapping[str, Any]) -> list[str]:
+    """The arithmetic of seed 1's summary, which a JSON Schema cannot state: case_count is the sum
+    of verdict_counts, scored_count is PASS + FAIL, accuracy is PASS / scored_count exactly;
+    the run's block counts its results, and taxonomy_counts its FAILs. Empty when it holds."""
+    found: list[str] = []
+    s = report["summary"]
+    blocks = [("summary", s)] + [(f"summary/dimensions/{d}", b) for d, b in s["dimensions"].items()]
+    for where, block in blocks:
+        counts = block["verdict_counts"]
+        if block["case_count"] != sum(counts.values()):
+            found.append(f"{where}: case_count {block['case_count']} is not the sum of verdict_counts")
+        if block["scored_count"] != counts["PASS"] + counts["FAIL"]:
+            found.append(f"{where}: scored_count {block['scored_count']} is not PASS + FAIL")
+        if block["accuracy"] != accuracy_of(counts):
+            found.append(f"{where}: accuracy {block['accuracy']} is not PASS / scored_count")
+    if s["case_count"] != len(report["results"]):
+        found.append(f"summary: case_count {s['case_count']} but {len(report['results'])} results")
+    if sum(s["taxonomy_counts"].values()) != s["verdict_counts"]["FAIL"]:
+        found.append("summary: taxonomy_counts do not add up to the FAIL count")
+    return found
 
 
 def _rungs(rows: Sequence[Mapping[str, Any]], evidence: Mapping[str, Any]) -> list[dict[str, Any]]:

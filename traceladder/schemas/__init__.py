@@ -1,32 +1,64 @@
-"""Published JSON Schemas of the files traceladder writes and reads (BaselineV1, …).
+"""Published JSON Schemas of the files traceladder writes and reads (ReportV1, BaselineV1).
 
 Every such file is validated against its schema when written and when read: a file that does not
-validate is an error with the path of the first problem, never a half-understood input.
+validate is an error with the path of the first problem, never a half-understood input — and a
+document of ours that breaks its own schema is a bug (`SchemaViolation`), never a file on disk.
+The validators are compiled once per process.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-SCHEMAS = {"BaselineV1": "baseline-v1.schema.json"}
+SCHEMAS = {"ReportV1": "report-v1.schema.json", "BaselineV1": "baseline-v1.schema.json"}
+
+
+class SchemaViolation(Exception):
+    """A document traceladder was about to write does not validate against its own published
+    schema. That is a bug in traceladder, not a user error: the CLI reports it as an internal
+    error (exit 3) and nothing is written."""
+
+
+def schema_text(name: str) -> str:
+    return (resources.files("traceladder.schemas") / SCHEMAS[name]).read_text(encoding="utf-8")
 
 
 @cache
 def validator(name: str) -> Draft202012Validator:
-    text = (resources.files("traceladder.schemas") / SCHEMAS[name]).read_text(encoding="utf-8")
-    return Draft202012Validator(json.loads(text), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    schema = json.loads(schema_text(name))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def problems(name: str, document: Any, limit: int = 3) -> list[str]:
+    """Up to `limit` ways `document` breaks schema `name`, most relevant first, each as
+    `where: what` (empty when it validates)."""
+    errors = sorted(validator(name).iter_errors(document), key=lambda e: (len(e.absolute_path), e.message))
+    return [f"{_where(e.absolute_path)}: {e.message[:200]}" for e in errors[:limit]]
+
+
+def _where(path: Iterable[Any]) -> str:
+    return "/".join(map(str, path)) or "(top level)"
 
 
 def first_problem(name: str, document: Any) -> str | None:
     """Where and how `document` breaks schema `name` (the most relevant error), or None."""
-    errors = sorted(validator(name).iter_errors(document), key=lambda e: (len(e.absolute_path), e.message))
-    if not errors:
-        return None
-    error = errors[0]
-    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-    return f"{where}: {error.message[:200]}"
+    found = problems(name, document, limit=1)
+    return found[0] if found else None
+
+
+def require_valid(name: str, document: Any, also: Callable[[Any], list[str]] | None = None) -> None:
+    """Raise `SchemaViolation` naming the first violations unless `document` validates against
+    schema `name` — and then passes `also`, the contract checks a schema cannot state (run only
+    on a document the schema accepts)."""
+    found = problems(name, document)
+    if not found and also is not None:
+        found = also(document)
+    if found:
+        raise SchemaViolation(f"refusing to write an invalid {name}: {'; '.join(found[:3])}")

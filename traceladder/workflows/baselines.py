@@ -4,6 +4,7 @@ checking a baseline. Every failure is typed: `UserError` (exit 2) for what a use
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from traceladder.reporting.baseline import (
     review_template,
     verify_self_hash,
 )
-from traceladder.schemas import first_problem
+from traceladder.schemas import first_problem, require_valid
 from traceladder.storage.db import Store
 from traceladder.storage.runs import RunInfo, failures_of, has_results, run_info
 from traceladder.workflows.consistency import consistency_record
@@ -56,7 +57,9 @@ def _lock_facts(info: RunInfo) -> dict[str, Any]:
 
 
 def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path) -> dict[str, Any]:
-    """The BaselineV1 for `canonical`, or `UserError` naming the evidence that is missing."""
+    """The BaselineV1 for `canonical`, or `UserError` naming the evidence that is missing. The
+    baseline validates against its published schema before anyone can write it (`SchemaViolation`,
+    a bug, otherwise)."""
     consistency = read_json_object(consistency_path, "consistency")
     review = read_json_object(review_path, "review")
     runs = consistency.get("runs")
@@ -78,7 +81,9 @@ def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path
         counts = check_review(review, canonical, fails)
     except LockRefused as exc:
         raise UserError(f"baseline not locked: {exc}") from None
-    return build_baseline(report["run"], report, consistency, counts)
+    baseline = build_baseline(report["run"], report, consistency, counts)
+    require_valid("BaselineV1", json.loads(json.dumps(baseline)))  # checked exactly as it is written
+    return baseline
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,9 @@
-"""Reports of a run: load (from stored rows, in the run's domain's terms), render, save."""
+"""Reports of a run: load (from stored rows, in the run's domain's terms), render, save.
+
+Every rendering starts from a ReportV1 that validates against its published schema
+(`traceladder/schemas/report-v1.schema.json`) and seed 1's summary arithmetic; one that does not
+is refused with `SchemaViolation` (a bug, exit 3) before a byte is written anywhere.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +16,11 @@ from rich.console import Console
 
 from traceladder.domain.registry import available, load_domain
 from traceladder.files import write_text
-from traceladder.reporting.build import build_report
+from traceladder.instrumentation.semconv import QUIRKS
+from traceladder.reporting.build import build_report, report_problems
 from traceladder.reporting.junit import render_junit
 from traceladder.reporting.terminal import render_text
+from traceladder.schemas import require_valid
 from traceladder.storage.db import Store
 from traceladder.storage.readers import run_rows
 
@@ -33,12 +40,28 @@ def load_report(store: Store, run_id: str) -> dict[str, Any]:
         tools = domain.tool_names
     run = dict(rows.run, evaluator_version=rows.results[0]["evaluator_version"])
     return build_report(run, rows.results, rows.rungs, rows.findings, rows.calls, dimensions=dimensions,
-                        known_tools=tools)  # fmt: skip
+                        known_tools=tools, requests=rows.requests, quirks=QUIRKS)  # fmt: skip
+
+
+def report_json(report: dict[str, Any]) -> str:
+    """The report as JSON text, once it is known to be a valid ReportV1: the document checked is
+    the one written (parsed back from this text), so nothing written can differ from what was
+    validated. `SchemaViolation` names the first violations otherwise."""
+    text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
+    require_valid("ReportV1", json.loads(text), also=report_problems)
+    return text
+
+
+def check_report(report: dict[str, Any]) -> None:
+    """`SchemaViolation` unless `report` is a valid ReportV1 — for a writer of another rendering
+    (text, JUnit, HTML) to call before it writes anything."""
+    report_json(report)
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
+    text = report_json(report)  # every format renders a validated report
     if fmt == "json":
-        return json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
+        return text
     if fmt == "junit":
         return render_junit(report)
     console = Console(record=True, width=120, file=io.StringIO())
