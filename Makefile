@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: eval test check bench clean
+.PHONY: eval eval-fc test check bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -15,6 +15,36 @@ $(STAMP): pyproject.toml
 eval: $(STAMP)
 	$(BIN)/traceladder domain validate
 	$(BIN)/traceladder run $(if $(MODEL),--model $(MODEL)) $(if $(CASE),--case $(CASE))
+	$(BIN)/traceladder report --format html
+
+# Seed 1's entry point: `make eval-fc [CASE=<id>] [MODEL=<model>] [PYTHON=/path/to/python]`.
+# Validates the domain and the case suite, runs the agent (default sim:faulty), judges the traces
+# offline, writes the schema-validated ReportV1, prints `traceladder run`'s lines, then
+#   raw_run=<the DuckDB store holding the run's spans>
+#   report_path=<the ReportV1 file>
+#   eval_fc=passed
+# A case FAIL or AGENT_ERROR is an outcome; an unknown case, bad configuration, a runner failure
+# or an invalid report exits non-zero without `eval_fc=passed`. PYTHON= uses that interpreter (with
+# traceladder installed) instead of bootstrapping .venv.
+ifdef PYTHON
+FC_PY := $(PYTHON)
+FC_DEPS :=
+else
+FC_PY := $(BIN)/python
+FC_DEPS := $(STAMP)
+endif
+
+eval-fc: $(FC_DEPS)
+	@$(FC_PY) -m traceladder domain validate
+	@$(FC_PY) -m traceladder cases validate
+	@out=$$($(FC_PY) -m traceladder run $(if $(MODEL),--model $(MODEL)) $(if $(CASE),--case $(CASE))) \
+		|| exit $$?; \
+	printf '%s\n' "$$out"; \
+	db=$$(printf '%s\n' "$$out" | sed -n 's/^db=//p'); \
+	case "$$db" in /*) ;; *) db="$$(pwd)/$$db" ;; esac; \
+	report=$$(printf '%s\n' "$$out" | sed -n 's/^report_path=//p'); \
+	if [ -z "$$report" ] || [ ! -s "$$report" ]; then echo "eval-fc: no report was written" >&2; exit 1; fi; \
+	printf 'raw_run=%s\nreport_path=%s\neval_fc=passed\n' "$$db" "$$report"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

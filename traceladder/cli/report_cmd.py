@@ -1,29 +1,93 @@
-"""`traceladder report [RUN]`: a run's summary and per-trace evidence as text, JSON or JUnit."""
+"""`traceladder report [RUN]`: a run's summary and per-trace evidence as text, JSON, JUnit or one
+self-contained HTML page (`--compare RUN`; `--live [--since HOURS]` for traces without a run)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg, terminal
+from traceladder.errors import UserError
 from traceladder.files import write_text
+from traceladder.live.trend import open_trend_store
 from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import open_store
 from traceladder.storage.readers import latest_run
+from traceladder.workflows.html_report import DEFAULT_LIVE_HOURS, html_path_for, live_page, run_page
 from traceladder.workflows.reports import FORMATS, load_report, render
+
+MAX_HOURS = 24 * 366 * 10
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="show a run's verdicts, failure classes and evidence")
+    p = sub.add_parser(
+        "report",
+        help="show a run's verdicts, failure classes and evidence",
+        description="A run's summary and per-trace evidence. --format html writes one self-contained page "
+        "(no network requests: styles, script, data and charts inline) to --out, by default "
+        "reports/RUN.html next to the store, and prints html_path=PATH.",
+    )
     add_db_option(p)
     p.add_argument("run", nargs="?", type=run_id_arg, metavar="RUN_ID", help="default: the latest run")
-    p.add_argument("--format", choices=FORMATS, default="text")
-    p.add_argument("--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--format", choices=(*FORMATS, "html"), default="text")
+    p.add_argument(
+        "--output",
+        "--out",
+        dest="output",
+        type=Path,
+        metavar="FILE",
+        help="write to FILE instead of stdout (html: instead of reports/RUN.html)",
+    )
+    p.add_argument(
+        "--compare",
+        type=run_id_arg,
+        metavar="RUN_ID",
+        help="html: the cases whose verdict flipped since RUN_ID, and the pass-rate change per dimension",
+    )
+    p.add_argument(
+        "--live",
+        action="store_true",
+        help="html: the judged traces that belong to no run (live traffic), with the trend per "
+        "service.version, instead of a run",
+    )
+    p.add_argument(
+        "--since",
+        type=_hours,
+        metavar="HOURS",
+        help=f"with --live: traces first seen in the last HOURS (default {DEFAULT_LIVE_HOURS:g})",
+    )
     p.set_defaults(handler=handle)
 
 
+def _hours(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hours") from None
+    if not math.isfinite(value) or not 0 < value <= MAX_HOURS:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number of hours > 0, at most {MAX_HOURS}")
+    return value
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Flags that mean nothing together are a mistake, said before the store is opened."""
+    if args.format != "html":
+        for flag, given in (("--compare", args.compare), ("--live", args.live), ("--since", args.since)):
+            if given:
+                raise UserError(f"{flag} needs --format html")
+    if args.live and (args.run or args.compare):
+        raise UserError("--live reports the traces that belong to no run; drop RUN_ID and --compare")
+    if args.since is not None and not args.live:
+        raise UserError("--since applies to --live only")
+
+
 def handle(args: argparse.Namespace) -> int:
+    _check(args)
+    if args.format == "html":
+        return _html(args)
     with open_store(db_path(args), read_only=True) as store:
         report = load_report(store, args.run or latest_run(store))
     if args.output:
@@ -33,4 +97,21 @@ def handle(args: argparse.Namespace) -> int:
         render_text(report, terminal())
     else:
         sys.stdout.write(render(report, args.format))
+    return 0
+
+
+def _html(args: argparse.Namespace) -> int:
+    db = db_path(args)
+    if args.live:
+        now = datetime.now(UTC)
+        with open_trend_store(db) as store:
+            page = live_page(store, hours=args.since or DEFAULT_LIVE_HOURS, now=now)
+        name = f"live-{now:%Y%m%dT%H%M%S}"
+    else:
+        with open_store(db, read_only=True) as store:
+            name = args.run or latest_run(store)
+            page = run_page(store, name, compare_run=args.compare)
+    path = args.output or html_path_for(db, name)
+    write_text(path, page, "HTML report")
+    print(f"html_path={path}")
     return 0

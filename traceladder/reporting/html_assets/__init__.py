@@ -1,0 +1,1 @@
+"""The HTML report's stylesheet and script, inlined into every page (never fetched)."""

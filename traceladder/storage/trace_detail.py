@@ -1,0 +1,165 @@
+"""What the HTML report shows beside a ReportV1: each trace's spans (the waterfall), its tool results
+and final answer, and the judged traces of a time window that belong to no run (the live page).
+
+Set-based like `readers`: the traces of interest are registered once as an Arrow table and each
+table is read in one query, never once per trace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from traceladder.storage.db import Store
+from traceladder.storage.readers import RunRows
+
+# The model a trace used, by convention: OTel GenAI request/response, OpenInference.
+_MODEL = (
+    "coalesce(attributes->>'$.\"gen_ai.request.model\"', attributes->>'$.\"gen_ai.response.model\"', "
+    "attributes->>'$.\"llm.model_name\"')"
+)
+
+
+@dataclass(frozen=True)
+class TraceDetail:
+    """One trace's spans in start order, its tool results by call ordinal, its final answer."""
+
+    spans: list[dict[str, Any]] = field(default_factory=list)
+    results: dict[int, str | None] = field(default_factory=dict)
+    final_text: str | None = None
+
+
+@dataclass(frozen=True)
+class Window:
+    """The judged traces without a run whose first span arrived at or after `since` (UTC)."""
+
+    since: datetime
+    rows: RunRows | None  # None: no judged trace in the window
+    services: list[dict[str, Any]]  # service, service_version, environment, traces, first/last seen
+    models: list[str]
+
+
+@contextmanager
+def _traces(store: Store, trace_ids: Sequence[str]) -> Iterator[None]:
+    """`wanted_traces` names these trace ids for the duration (the caller holds no lock)."""
+    with store.lock:
+        store.conn.register("wanted_traces", pa.table({"trace_id": pa.array(list(trace_ids), pa.string())}))
+        try:
+            yield
+        finally:
+            store.conn.unregister("wanted_traces")
+
+
+def _dicts(store: Store, sql: str, params: Any = None) -> list[dict[str, Any]]:
+    with store.lock:
+        cursor = store.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def trace_details(store: Store, trace_ids: Sequence[str], *, max_spans: int = 200) -> dict[str, TraceDetail]:
+    """Spans (at most `max_spans` per trace, earliest first), tool results and final answers."""
+    with _traces(store, trace_ids):
+        spans = _dicts(
+            store,
+            "SELECT trace_id, span_id, parent_span_id, name, kind, operation, start_ns, end_ns, status_code, "
+            "error_type, tool_name FROM (SELECT *, row_number() OVER (PARTITION BY trace_id "
+            "ORDER BY start_ns, span_id) AS n FROM spans SEMI JOIN wanted_traces USING (trace_id)) "
+            "WHERE n <= ? ORDER BY trace_id, start_ns, span_id",
+            [max_spans],
+        )
+        results = store.fetchall(
+            "SELECT trace_id, ordinal, result FROM tool_calls SEMI JOIN wanted_traces USING (trace_id)"
+        )
+        answers = store.fetchall(
+            "SELECT trace_id, max(final_text) FROM case_runs SEMI JOIN wanted_traces USING (trace_id) "
+            "GROUP BY trace_id"
+        )
+    span_lists: dict[str, list[dict[str, Any]]] = {}
+    for s in spans:
+        span_lists.setdefault(s.pop("trace_id"), []).append(s)
+    result_maps: dict[str, dict[int, str | None]] = {}
+    for trace_id, ordinal, result in results:
+        result_maps.setdefault(trace_id, {})[ordinal] = result
+    final = dict(answers)
+    return {
+        t: TraceDetail(span_lists.get(t, []), result_maps.get(t, {}), final.get(t))
+        for t in trace_ids
+        if t in span_lists or t in result_maps or t in final
+    }
+
+
+def live_window(store: Store, since: datetime) -> Window:
+    """Every judged trace with no run first seen at or after `since`, as `run_rows` shapes a run's."""
+    ids = [
+        r[0]
+        for r in store.fetchall(
+            "SELECT r.trace_id FROM trace_results r JOIN traces t USING (trace_id) "
+            "WHERE r.run_id IS NULL AND t.first_seen >= ? ORDER BY t.first_seen, r.trace_id",
+            [since],
+        )
+    ]
+    if not ids:
+        return Window(since, None, [], [])
+    with _traces(store, ids):
+        services = _dicts(
+            store,
+            "SELECT service, service_version, environment, count(*) AS traces, "
+            "min(first_seen) AS first_seen, max(last_seen) AS last_seen "
+            "FROM traces SEMI JOIN wanted_traces USING (trace_id) GROUP BY ALL "
+            "ORDER BY first_seen, service NULLS LAST, service_version NULLS LAST",
+        )
+        models = store.fetchall(
+            f"SELECT DISTINCT {_MODEL} AS m FROM spans SEMI JOIN wanted_traces USING (trace_id) "
+            "WHERE m IS NOT NULL ORDER BY m LIMIT 20"
+        )
+        results = _dicts(
+            store,
+            "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN wanted_traces USING (trace_id) "
+            "ORDER BY trace_id",
+        )
+        rungs = _dicts(
+            store,
+            "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "
+            "SEMI JOIN wanted_traces USING (trace_id) ORDER BY trace_id, rung, rung_name",
+        )
+        findings = _dicts(
+            store,
+            "SELECT * FROM findings SEMI JOIN wanted_traces USING (trace_id) "
+            "ORDER BY trace_id, rung, ordinal, code, param, message",
+        )
+        calls = _dicts(
+            store,
+            "SELECT trace_id, ordinal, tool_name AS tool, arguments_raw, status, error_type FROM tool_calls "
+            "SEMI JOIN wanted_traces USING (trace_id) ORDER BY trace_id, ordinal",
+        )
+    for r in results:
+        r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
+    for f in findings:
+        f["expected"] = _json_or_none(f["expected"])
+        f["actual"] = _json_or_none(f["actual"])
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        call["arguments"] = _json_or_none(call["arguments_raw"])
+        by_trace.setdefault(call.pop("trace_id"), []).append(call)
+    # Not a run: the window names itself, so the report block is still a valid ReportV1's.
+    run = {"run_id": f"live-since-{since:%Y%m%dT%H%M%S}", "model": None, "status": "live",
+           "started_at": since.isoformat()}  # fmt: skip
+    rows = RunRows(run, results, rungs, findings, by_trace)
+    return Window(since, rows, services, [m for (m,) in models])
+
+
+def _json_or_none(text: str | None) -> Any:
+    """Parsed JSON, or None for no text or text that is not JSON (the raw text is kept elsewhere)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

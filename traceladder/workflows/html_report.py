@@ -1,0 +1,109 @@
+"""The HTML report: a run's page (optionally compared with another run), or the page of the live
+traces of a time window with the trend per deploy. Reads what the page needs, renders it once.
+
+Reports are loaded as `report --format json` loads them (`workflows.reports.load_report`), so the
+page and the JSON can never disagree; the page only adds each shown trace's spans, tool results
+and final answer (`storage.trace_detail`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from traceladder.errors import UserError
+from traceladder.live.trend import Trend, label, trend
+from traceladder.reporting.build import build_report
+from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
+from traceladder.reporting.html_data import compare, row_order
+from traceladder.storage.db import Store
+from traceladder.storage.trace_detail import live_window, trace_details
+from traceladder.workflows.reports import check_report, load_report
+
+DEFAULT_LIVE_HOURS = 24.0
+
+
+def html_path_for(db: Path, name: str) -> Path:
+    """Where the page goes by default: reports/NAME.html next to the store (beside the JSON)."""
+    return db.resolve().parent / "reports" / f"{name}.html"
+
+
+def _stamp(now: datetime) -> str:
+    return now.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _details(store: Store, report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    shown, _ = row_order(report["results"], CASE_LIMIT)
+    found = trace_details(store, [c["trace_id"] for c in shown])
+    return {trace_id: asdict(detail) for trace_id, detail in found.items()}
+
+
+def run_page(
+    store: Store, run_id: str, *, compare_run: str | None = None, now: datetime | None = None
+) -> str:
+    """The page of one run; with `compare_run`, the verdicts that flipped since that run and the
+    pass-rate difference per dimension."""
+    if compare_run == run_id:
+        raise UserError(
+            f"--compare names the run being reported ({run_id}); name another run to compare with"
+        )
+    report = load_report(store, run_id)
+    check_report(report)  # the page renders a valid ReportV1 or nothing
+    comparison = compare(report, load_report(store, compare_run)) if compare_run else None
+    when = _stamp(now or datetime.now(UTC))
+    return render_html(report, _details(store, report), generated_at=when, comparison=comparison)
+
+
+def live_page(store: Store, *, hours: float = DEFAULT_LIVE_HOURS, now: datetime | None = None) -> str:
+    """The page of every judged trace without a run first seen in the last `hours`, with the trend
+    per `service.version` over the whole store (`live.trend`, as `traceladder trend` shows it)."""
+    now = now or datetime.now(UTC)
+    since = (now - timedelta(hours=hours)).replace(tzinfo=None)  # `traces.first_seen` is naive UTC
+    window = live_window(store, since)
+    if window.rows is None:
+        raise UserError(
+            f"no judged trace without a run was first seen in the last {hours:g} h in {store.path}; "
+            "judge live traces with `traceladder watch` or `traceladder evaluate`, or widen --since"
+        )
+    rows = window.rows
+    run = dict(rows.run, evaluator_version=rows.results[0]["evaluator_version"])
+    report = build_report(run, rows.results, rows.rungs, rows.findings, rows.calls)
+    check_report(report)
+    context = LiveContext(
+        since=since.strftime("%Y-%m-%d %H:%M"),
+        hours=hours,
+        services=window.services,
+        models=window.models,
+        trend=_trend_rows(trend(store, by="version")) if "trend_by_version" in store.tables() else [],
+    )
+    return render_html(report, _details(store, report), generated_at=_stamp(now), live=context)
+
+
+def _trend_rows(result: Trend) -> list[dict[str, Any]]:
+    """The `trend_by_version` rows, labelled, each with what its comparison with the deploy
+    before it found."""
+    said: dict[Any, str] = {}
+    flagged = {c.current.key for c in result.drops}
+    for c in result.comparisons:
+        before = label(c.previous, "version")
+        if c.flagged:
+            grew = "; ".join(g.describe() for g in c.grew)
+            said[c.current.key] = f"▼ drop from {before} (p = {c.p:.3g})" + (f": {grew}" if grew else "")
+        elif c.p is not None:
+            said[c.current.key] = f"no significant drop from {before} (p = {c.p:.3g})"
+        else:
+            said[c.current.key] = f"not tested against {before}: fewer than {result.min_traces} judged traces"
+    out = []
+    for b in result.buckets:
+        where = " · ".join(str(p) for p in (b.row["service"], b.row["environment"]) if p)
+        out.append(
+            {
+                **b.row,
+                "label": f"{where or '(no service)'} · {label(b, 'version')}",
+                "drop": said.get(b.key, ""),
+                "flagged": b.key in flagged,
+            }
+        )
+    return out
