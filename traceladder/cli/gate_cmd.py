@@ -10,9 +10,9 @@ from pathlib import Path
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.files import append_text, write_text
 from traceladder.reporting.gate import markdown_summary
-from traceladder.reporting.junit import render_junit
 from traceladder.storage.db import open_store
 from traceladder.workflows.gate import gate
+from traceladder.workflows.reports import render
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +63,8 @@ def handle(args: argparse.Namespace) -> int:
     for gap in result.gaps:
         print(f"traceladder: WARNING: --allow-partial: gating incomplete evidence: {gap}", file=sys.stderr)
     if result.report is not None:
-        write_text(args.junit, render_junit(result.report), "JUnit file")
+        # render() validates the report first, as for every format
+        write_text(args.junit, render(result.report, "junit"), "JUnit file")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         warning = "".join(f"> **Warning**: partial evidence: {gap}\n\n" for gap in result.gaps)
