@@ -63,3 +63,19 @@ def rows(db: Path, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+# OTLP decoding tests (test_otlp_decode.py, test_otlp_rejections.py)
+@pytest.fixture(scope="module")
+def con():
+    import duckdb
+
+    return duckdb.connect()
+
+
+@pytest.fixture(scope="module")
+def sdk_bodies() -> list[bytes]:
+    import otlp_workload
+
+    spans = otlp_workload.make_spans(300, seed=7) + otlp_workload.make_spans(200, structured=True, seed=8)
+    return otlp_workload.encode_requests(spans, batch=128)
