@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from traceladder.cases.model import Case
-from traceladder.evaluators.facts import TraceFacts
 from traceladder.evaluators.types import Call
+from traceladder.trace_facts import TraceFacts
 
 if TYPE_CHECKING:
     from traceladder.domain.base import Domain

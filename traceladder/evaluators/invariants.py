@@ -38,10 +38,10 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from traceladder.evaluators.facts import TraceFacts
 from traceladder.evaluators.inputs import TraceInputs
 from traceladder.evaluators.policy import ParamRule, Policy
 from traceladder.evaluators.types import Call, Finding, RungResult
+from traceladder.trace_facts import TraceFacts
 
 NUMBER = 1
 NAME = "invariants"

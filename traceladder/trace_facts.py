@@ -1,8 +1,9 @@
 """What a trace says about itself besides its calls: where it ran and how long it took.
 
-Filled by the assembler from the trace's spans (resource and root span); read by the invariant
-rung (step budget, latency) and by `trend` (service, version, environment). Plain data, so it
-travels to worker processes with the calls.
+Read from the trace index by storage (`storage.readers`), carried to the rungs in `TraceInputs`
+(the invariant rung reads the step budget and latency from it). Plain data with no dependencies, so
+storage and the evaluators share it without either importing the other, and it travels to worker
+processes with the calls.
 """
 
 from __future__ import annotations
