@@ -76,17 +76,14 @@ def due_traces(store: Store, options: WatchOptions, now: datetime) -> list[str]:
 def _record(name: str) -> Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None]:
     def record(conn: duckdb.DuckDBPyConnection, summary: EvaluationSummary) -> None:
         now = datetime.now(UTC).replace(tzinfo=None)
+        params = {"name": name}
+        previous = conn.execute("SELECT max(judged) FROM watch_state WHERE name = $name", params).fetchone()
+        judged = ((previous[0] if previous else None) or 0) + summary.units
+        conn.execute("DELETE FROM watch_state WHERE name = $name", params)
         conn.execute(
-            """
-            INSERT INTO watch_state
-            SELECT $name, coalesce(max(r.judged_seq), 0), coalesce(max(w.judged), 0) + $judged, $now
-            FROM (SELECT 1) LEFT JOIN watch_state w ON w.name = $name
-            LEFT JOIN trace_results r ON r.judged_seq IS NOT NULL
-            """,
-            {"name": name, "judged": summary.units, "now": now},
-        )
-        conn.execute(
-            "DELETE FROM watch_state WHERE name = $name AND updated_at < $now", {"name": name, "now": now}
+            "INSERT INTO watch_state "
+            "SELECT $name, coalesce(max(judged_seq), 0), $judged, $now FROM trace_results",
+            {**params, "judged": judged, "now": now},
         )
 
     return record

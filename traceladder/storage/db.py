@@ -12,12 +12,13 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from traceladder.errors import StoreError, first_line
 from traceladder.storage.migrations import MIGRATIONS
@@ -100,6 +101,17 @@ class Store:
     def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         with self.lock:
             return self.conn.execute(sql, params).fetchall()
+
+    @contextmanager
+    def registered(self, name: str, table: pa.Table) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The connection, under the store's lock, with `table` queryable as `name` meanwhile: how a
+        set of ids or rows reaches one set-based query instead of one query per item."""
+        with self.lock:
+            self.conn.register(name, table)
+            try:
+                yield self.conn
+            finally:
+                self.conn.unregister(name)
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -207,3 +219,8 @@ def open_store(path: Path, *, read_only: bool = False) -> Store:
             store.close()
             raise
     return store
+
+
+def trace_id_table(trace_ids: Iterable[str]) -> pa.Table:
+    """A one-column `trace_id` table, to register for a set-based query."""
+    return pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})

@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 
 from traceladder.errors import UserError
-from traceladder.evaluators.facts import TraceFacts
-from traceladder.storage.db import Store
+from traceladder.storage.db import Store, trace_id_table
+from traceladder.trace_facts import TraceFacts
 
 # The judging units: every trace in the store. A root (or invoke_agent) span may name a case, a
 # run and a domain; a `case_runs` row, when there is one, is authoritative for them and adds the
@@ -115,14 +115,9 @@ def read_units(
     if trace_ids is None:
         sql = _UNITS.format(only="", key=_DEFINITIONS_KEY)
         return [_unit(row) for row in store.fetchall(sql, {"run": run_id})]
-    with store.lock:
-        store.conn.register("only_traces", pa.table({"trace_id": pa.array(list(trace_ids), pa.string())}))
-        try:
-            only = "SEMI JOIN only_traces o ON o.trace_id = spans.trace_id"
-            sql = _UNITS.format(only=only, key=_DEFINITIONS_KEY)
-            rows = store.conn.execute(sql, {"run": run_id}).fetchall()
-        finally:
-            store.conn.unregister("only_traces")
+    only = "SEMI JOIN only_traces o ON o.trace_id = spans.trace_id"
+    with store.registered("only_traces", trace_id_table(trace_ids)) as conn:
+        rows = conn.execute(_UNITS.format(only=only, key=_DEFINITIONS_KEY), {"run": run_id}).fetchall()
     return [_unit(row) for row in rows]
 
 
@@ -131,24 +126,15 @@ def read_definition_sets(store: Store, keys: Iterable[str]) -> dict[str, tuple[t
     wanted = pa.table({"key": pa.array(sorted(set(keys)), pa.string())})
     if not wanted.num_rows:
         return {}
-    with store.lock:
-        store.conn.register("wanted_keys", wanted)
-        try:
-            rows = store.conn.execute(_DEFINITION_SETS).fetchall()
-        finally:
-            store.conn.unregister("wanted_keys")
+    with store.registered("wanted_keys", wanted) as conn:
+        rows = conn.execute(_DEFINITION_SETS).fetchall()
     return {key: tuple((name, parameters) for name, parameters in pairs) for key, pairs in rows}
 
 
 def read_call_table(store: Store, trace_ids: Sequence[str]) -> pa.Table:
     """Tool calls of these traces in one query, as Arrow (parsed later, where they are judged)."""
-    traces = pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})
-    with store.lock:
-        store.conn.register("unit_traces", traces)
-        try:
-            return store.conn.sql(_CALLS).to_arrow_table()
-        finally:
-            store.conn.unregister("unit_traces")
+    with store.registered("unit_traces", trace_id_table(trace_ids)) as conn:
+        return conn.sql(_CALLS).to_arrow_table()
 
 
 def latest_run(store: Store) -> str:
@@ -162,7 +148,8 @@ def latest_run(store: Store) -> str:
     return str(rows[0][0])
 
 
-def _dicts(store: Store, sql: str, params: Any) -> list[dict[str, Any]]:
+def dict_rows(store: Store, sql: str, params: Any = None) -> list[dict[str, Any]]:
+    """A query's rows as dicts keyed by column name."""
     with store.lock:
         cursor = store.conn.execute(sql, params)
         names = [d[0] for d in cursor.description]
@@ -184,7 +171,7 @@ class RunRows:
 
 
 def run_rows(store: Store, run_id: str) -> RunRows:
-    runs = _dicts(store, "SELECT * FROM runs WHERE run_id = ?", [run_id])
+    runs = dict_rows(store, "SELECT * FROM runs WHERE run_id = ?", [run_id])
     run: dict[str, Any] = runs[0] if runs else {"run_id": run_id, "model": None, "status": "external"}
     for key in ("config", "input_hashes", "selection"):
         if isinstance(run.get(key), str):
@@ -192,7 +179,7 @@ def run_rows(store: Store, run_id: str) -> RunRows:
     for key in ("started_at", "finished_at"):
         if run.get(key) is not None:
             run[key] = run[key].isoformat()
-    results = _dicts(
+    results = dict_rows(
         store,
         "SELECT * EXCLUDE (evaluated_at) FROM trace_results WHERE run_id = ? "
         "ORDER BY case_id, repeat_index, trace_id",
@@ -202,14 +189,14 @@ def run_rows(store: Store, run_id: str) -> RunRows:
         raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
     for r in results:
         r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
-    rungs = _dicts(
+    rungs = dict_rows(
         store,
         "SELECT g.trace_id, g.rung, g.rung_name, g.status, g.scores, g.explanation FROM rung_results g "
         "SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) t USING (trace_id) "
         "ORDER BY g.trace_id, g.rung, g.rung_name",
         [run_id],
     )
-    findings = _dicts(
+    findings = dict_rows(
         store,
         "SELECT * FROM findings WHERE run_id = ? "
         "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message",
@@ -219,7 +206,7 @@ def run_rows(store: Store, run_id: str) -> RunRows:
         f["expected"] = json.loads(f["expected"]) if f["expected"] else None
         f["actual"] = json.loads(f["actual"]) if f["actual"] else None
     calls: dict[str, list[dict[str, Any]]] = {}
-    for row in _dicts(
+    for row in dict_rows(
         store,
         "SELECT tc.trace_id, tc.ordinal, tc.tool_name AS tool, tc.arguments_raw, tc.status, tc.error_type "
         "FROM tool_calls tc "

@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import pyarrow as pa
-
-from traceladder.storage.db import Store
-from traceladder.storage.readers import RunRows
+from traceladder.storage.db import Store, trace_id_table
+from traceladder.storage.readers import RunRows, dict_rows
 
 # The model a trace used, by convention: OTel GenAI request/response, OpenInference.
 _MODEL = (
@@ -48,25 +46,14 @@ class Window:
 @contextmanager
 def _traces(store: Store, trace_ids: Sequence[str]) -> Iterator[None]:
     """`wanted_traces` names these trace ids for the duration (the caller holds no lock)."""
-    with store.lock:
-        store.conn.register("wanted_traces", pa.table({"trace_id": pa.array(list(trace_ids), pa.string())}))
-        try:
-            yield
-        finally:
-            store.conn.unregister("wanted_traces")
-
-
-def _dicts(store: Store, sql: str, params: Any = None) -> list[dict[str, Any]]:
-    with store.lock:
-        cursor = store.conn.execute(sql, params)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    with store.registered("wanted_traces", trace_id_table(trace_ids)):
+        yield
 
 
 def trace_details(store: Store, trace_ids: Sequence[str], *, max_spans: int = 200) -> dict[str, TraceDetail]:
     """Spans (at most `max_spans` per trace, earliest first), tool results and final answers."""
     with _traces(store, trace_ids):
-        spans = _dicts(
+        spans = dict_rows(
             store,
             "SELECT trace_id, span_id, parent_span_id, name, kind, operation, start_ns, end_ns, status_code, "
             "error_type, tool_name FROM (SELECT *, row_number() OVER (PARTITION BY trace_id "
@@ -108,7 +95,7 @@ def live_window(store: Store, since: datetime) -> Window:
     if not ids:
         return Window(since, None, [], [])
     with _traces(store, ids):
-        services = _dicts(
+        services = dict_rows(
             store,
             "SELECT service, service_version, environment, count(*) AS traces, "
             "min(first_seen) AS first_seen, max(last_seen) AS last_seen "
@@ -119,22 +106,22 @@ def live_window(store: Store, since: datetime) -> Window:
             f"SELECT DISTINCT {_MODEL} AS m FROM spans SEMI JOIN wanted_traces USING (trace_id) "
             "WHERE m IS NOT NULL ORDER BY m LIMIT 20"
         )
-        results = _dicts(
+        results = dict_rows(
             store,
             "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN wanted_traces USING (trace_id) "
             "ORDER BY trace_id",
         )
-        rungs = _dicts(
+        rungs = dict_rows(
             store,
             "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "
             "SEMI JOIN wanted_traces USING (trace_id) ORDER BY trace_id, rung, rung_name",
         )
-        findings = _dicts(
+        findings = dict_rows(
             store,
             "SELECT * FROM findings SEMI JOIN wanted_traces USING (trace_id) "
             "ORDER BY trace_id, rung, ordinal, code, param, message",
         )
-        calls = _dicts(
+        calls = dict_rows(
             store,
             "SELECT trace_id, ordinal, tool_name AS tool, arguments_raw, status, error_type FROM tool_calls "
             "SEMI JOIN wanted_traces USING (trace_id) ORDER BY trace_id, ordinal",
