@@ -108,7 +108,9 @@ def test_the_summary_is_in_the_html_without_javascript(faulty):
     assert f'<dd id="count-cases">{s["case_count"]}</dd>' in html
     assert "This is the simulator." in html and "sim:faulty" in html
     assert faulty["report"]["run"]["input_hashes"]["inputs"] in html
-    assert "Rung 5 — an LLM judge — does not exist yet" in html
+    judge = s["judge"]  # the simulated run gets the simulated judge: its numbers are on the page
+    assert judge["model"] == "sim:judge" and judge["survivors"] == judge["judged_pass"] + judge["judged_fail"]
+    assert f"avoided by the ladder: {judge['avoided_by_ladder']}" in html and "not a model" in html
     assert html.count('<tbody class="case"') == s["case_count"]
     assert _embedded(html)["report"]["summary"] == s  # the data inline is the JSON report's
 

@@ -41,7 +41,9 @@ CONFIRM = ("confirm_action", {"action_id": "ACT-001"}, {"action_id": "any"})
 def test_pass_and_settled_at(ctx):
     v = judge_case(case([GET_ORDER]), [call("get_order", {"order_id": "W441"})], ctx)
     assert (v.verdict, v.failure_class, v.settled_at) == ("PASS", None, 4)
-    assert [r.status for r in v.rungs] == ["pass", "not_evaluated", "pass", "pass", "pass"]  # no policy
+    # no policy (invariants), no recorded sandbox ledger (state), no judge
+    statuses = ["pass", "not_evaluated", "pass", "pass", "pass", "not_evaluated", "not_evaluated"]
+    assert [r.status for r in v.rungs] == statuses
 
 
 def test_default_whitelist_read_is_ignored(ctx):
@@ -159,7 +161,8 @@ def test_skip_and_agent_error_are_not_scored(ctx):
 
 def test_every_rung_is_reported_even_after_an_early_failure(ctx):
     v = judge_case(case([GET_ORDER]), [call("get_order", {"order_id": "441"})], ctx)
-    assert [r.rung for r in v.rungs] == [1, 1, 2, 3, 4]  # schema and invariants share tier 1
+    assert [r.rung for r in v.rungs] == [1, 1, 2, 3, 4, 4, 5]  # schema/invariants, partial credit/state share
+    assert v.rungs[-1].status == "skipped"  # a failed trace goes to triage, never to the judge
     by_name = {r.name: r for r in v.rungs}
     assert by_name["schema"].status == "fail" and by_name["partial_credit"].scores["optimal"] == 0.5
 

@@ -119,7 +119,8 @@ def test_server_quirks_are_tolerated(tmp_path, retail, quirk):
     assert len(set(call_ids)) == 2 and all(call_ids)
     assert by_case["fc-d2-004"][0] == ["request_return"]
     assert by_case["fc-d3-001"][0] == [None]  # no calls
-    expected_final = "" if quirk == "null_content" else "好的，已为您处理。"
+    # the simulator states the facts the tool results hold (the judge's rung checks them)
+    expected_final = "" if quirk == "null_content" else "操作ACT-001（request_cancel）状态：confirmed。"
     assert final == expected_final
 
 

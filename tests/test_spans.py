@@ -100,8 +100,9 @@ def test_d4_chain_span_tree_is_exact(retail):
         "traceladder.case.repeat": 0,
         "traceladder.agent.status": "ok",
         "traceladder.agent.steps": 3,
+        "traceladder.sandbox.ledger": '[{"action_id": "ACT-001", "arguments": {"order_id": "W442", "reason": "changed_mind"}, "status": "confirmed", "tool": "request_cancel"}]',
         "gen_ai.usage.input_tokens": 1005,
-        "gen_ai.usage.output_tokens": 106,
+        "gen_ai.usage.output_tokens": 113,
     }
     assert tool1 == {
         "gen_ai.operation.name": "execute_tool",
@@ -167,9 +168,10 @@ def test_d4_chain_span_tree_is_exact(retail):
         "gen_ai.response.id": "chatcmpl-sim-3",
         "gen_ai.response.finish_reasons": ("stop",),
         "gen_ai.usage.input_tokens": 360,
-        "gen_ai.usage.output_tokens": 11,
+        "gen_ai.usage.output_tokens": 18,
         "gen_ai.output.messages": (
-            '[{"role":"assistant","parts":[{"type":"text","content":"好的，已为您处理。"}],"finish_reason":"stop"}]'
+            '[{"role":"assistant","parts":[{"type":"text","content":"操作ACT-001（request_cancel）状态：confirmed。"}],'
+            '"finish_reason":"stop"}]'
         ),
     }
 

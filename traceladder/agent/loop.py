@@ -8,6 +8,7 @@ with an error type recorded on its invoke_agent span — so every outcome has a 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -178,12 +179,23 @@ def run_case(
             agent.set_attribute(sc.ERROR_TYPE, error_type)
         agent.set_attribute(sc.AGENT_STATUS, status)
         agent.set_attribute(sc.AGENT_STEPS, totals.steps)
+        agent.set_attribute(sc.SANDBOX_LEDGER, ledger_json(sandbox))
         agent.set_attribute(sc.USAGE_INPUT_TOKENS, totals.input_tokens)
         agent.set_attribute(sc.USAGE_OUTPUT_TOKENS, totals.output_tokens)
     return AgentOutcome(
         trace_id, status, error_type, error_message, totals.steps, final_text,
         totals.input_tokens, totals.output_tokens, (time.monotonic() - started) * 1000,
     )  # fmt: skip
+
+
+def ledger_json(sandbox: Sandbox) -> str:
+    """The sandbox's end state as span-attribute text (a dry-run ledger is small: one entry per
+    requested action)."""
+    entries = [
+        {"action_id": e.action_id, "tool": e.tool, "arguments": e.arguments, "status": e.status}
+        for e in sandbox.ledger()
+    ]
+    return json.dumps(entries, ensure_ascii=False, sort_keys=True)
 
 
 @dataclass(frozen=True)

@@ -134,10 +134,11 @@ def run_suite(
     finished, errors = len(done), 0
 
     def one(case: Case, repeat_index: int) -> AgentOutcome:
+        sandbox = domain.new_sandbox()
         outcome = run_case(
-            case, domain=domain, sandbox=domain.new_sandbox(), client_factory=client_factory, config=config,
-            endpoint=endpoint, tracer=tracer, run_id=run_id, repeat_index=repeat_index, stop=stop,
-            token_cap=token_cap,
+            case, domain=domain, sandbox=sim.sandbox(case.id, sandbox) if sim else sandbox,
+            client_factory=client_factory, config=config, endpoint=endpoint, tracer=tracer, run_id=run_id,
+            repeat_index=repeat_index, stop=stop, token_cap=token_cap,
         )  # fmt: skip
         if outcome.interrupted:
             return outcome  # abandoned: not finished, so not recorded; --resume runs it again

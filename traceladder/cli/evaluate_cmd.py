@@ -15,6 +15,7 @@ from traceladder.cli.common import (
     run_id_arg,
     warn_unseen_policy_sections,
 )
+from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged, simulated_runs
 from traceladder.evaluation import evaluate_store
 from traceladder.storage.db import open_store
 from traceladder.text import printable
@@ -39,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
     add_live_options(p)
+    add_judge_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -49,7 +51,11 @@ def handle(args: argparse.Namespace) -> int:
         print(f"traceladder: evaluate: {printable(text)}", file=sys.stderr, flush=True)
 
     with open_store(db_path(args)) as store:
-        summary = evaluate_store(store, run_id=args.run, domain=args.domain, cases_path=args.cases, live=live)
+        judge = judge_options(args, simulated=simulated_runs(store, args.run))
+        summary = evaluate_store(
+            store, run_id=args.run, domain=args.domain, cases_path=args.cases, live=live, judge=judge
+        )
+        say_judged(summary)
         warn_unseen_policy_sections(store, live, say)
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
     print(f"evaluated={summary.units} runs={','.join(summary.runs) or '-'} {counts}".rstrip())

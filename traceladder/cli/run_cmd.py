@@ -10,6 +10,7 @@ from pathlib import Path
 from traceladder.agent.client import ModelChoice, announce_default, choose_model
 from traceladder.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS, AgentConfig, RetryPolicy, redact_url
 from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary, run_suite, stored_run
+from traceladder.agent.sim import is_sim
 from traceladder.cli.common import (
     add_db_option,
     add_domain_option,
@@ -20,6 +21,7 @@ from traceladder.cli.common import (
     seconds,
     terminal,
 )
+from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged
 from traceladder.domain.base import Domain
 from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
@@ -112,6 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sim-delay", type=seconds(allow_zero=True, high=10.0), default=0.0, help=argparse.SUPPRESS
     )
+    add_judge_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -186,10 +189,14 @@ def handle(args: argparse.Namespace) -> int:
             concurrency=args.concurrency, resume=args.resume, cases_path=args.cases,
             sim_delay_s=args.sim_delay,
         )  # fmt: skip
+        judge = None if args.no_report else judge_options(args, simulated=is_sim(choice.model))
         summary = _run_with_progress(store, choice, config, options, domain)
         report_path = None
         if not args.no_report:
-            evaluate_store(store, run_id=summary.run_id, domain=domain.name, cases_path=args.cases)
+            evaluated = evaluate_store(
+                store, run_id=summary.run_id, domain=domain.name, cases_path=args.cases, judge=judge
+            )
+            say_judged(evaluated)
             report = load_report(store, summary.run_id)
             render_text(report, terminal())
             report_path = save_json_report(report, path)

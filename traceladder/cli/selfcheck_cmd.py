@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from traceladder.cli.common import add_domain_option, domain_name
+from traceladder.cli.judge_selfcheck import judge_selfcheck
 from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
 from traceladder.storage.db import Store
@@ -25,10 +26,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", type=Path, help="keep the runs in this store (default: a temporary one)")
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
     add_domain_option(p)
+    judge = p.add_argument_group("--judge: measure a judge against the labelled meta-evaluation set")
+    judge.add_argument(
+        "--judge",
+        action="store_true",
+        help="measure the judge instead: agreement with labelled trajectories (accuracy, Cohen's "
+        "kappa, confusion per criterion) and rerun drift",
+    )
+    judge.add_argument("--judge-model", metavar="MODEL", help="the judge to measure (default: sim:judge)")
+    judge.add_argument("--judge-base-url", metavar="URL", help="its OpenAI-compatible endpoint")
+    judge.add_argument(
+        "--judge-rubric", type=Path, metavar="FILE", help="rubric TOML (default: the shipped one)"
+    )
+    judge.add_argument(
+        "--meta", type=Path, metavar="FILE", help="labelled set JSONL (default: the shipped one)"
+    )
+    judge.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        metavar="K",
+        help="judge every item K times with no cache, for drift (default 3)",
+    )
+    judge.add_argument(
+        "--min-kappa",
+        type=float,
+        metavar="K",
+        help="exit 1 when a criterion's kappa is below K (or undefined)",
+    )
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    if args.judge:
+        return judge_selfcheck(args)
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:

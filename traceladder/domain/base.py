@@ -84,6 +84,8 @@ class SimHints:
       is never an ignorable whitelisted read, or None.
     - `extra_reads`: harmless reads `tool -> arguments` a case may make without failing.
     - `extra_mutation`: a mutation `(tool, arguments)` no case asks for.
+    - `answer`, `answer_faults`: grounded final answers, and which facts can be misstated (the
+      faults only the judge can catch).
     """
 
     hallucinated: Mapping[str, Any] = field(default_factory=dict)
@@ -93,6 +95,11 @@ class SimHints:
     extra_mutation: tuple[str, dict[str, Any]] | None = None
     answer_text: str = "Done."
     clarify_text: str = "Could you tell me more?"
+    # `answer(results, fault)`: a final answer stating facts from the tool results (or None when
+    # they hold none worth stating); with `fault` ("amount" | "status") one fact is misstated.
+    answer: Callable[[list[dict[str, Any]], str | None], str | None] | None = None
+    # Answer fault → the golden tools whose results hold such a fact (a fault is chosen only then).
+    answer_faults: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,12 @@ class Domain:
     # generic tool/whitelist contract (e.g. fixture referential integrity).
     from_files: Callable[[Mapping[str, bytes]], Domain] | None = None
     extra_checks: Callable[[Domain], list[str]] | None = None
+    # The policy the judge holds answers to (rung 5's policy criterion); None: the system prompt.
+    policy_text: str | None = None
+
+    @property
+    def judge_policy(self) -> str:
+        return self.policy_text or self.system_prompt
 
     @property
     def tool_names(self) -> tuple[str, ...]:

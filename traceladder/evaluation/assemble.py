@@ -19,11 +19,14 @@ import pyarrow as pa
 from traceladder.cases.loader import load_cases
 from traceladder.cases.model import Case
 from traceladder.domain.registry import DEFAULT_DOMAIN, load_domain
+from traceladder.evaluation.state_inputs import golden_states, state_evidence
 from traceladder.evaluation.tool_sources import Definitions, trace_registry
 from traceladder.evaluators.inputs import DomainRules, TraceInputs
+from traceladder.evaluators.judge import Judgment
 from traceladder.evaluators.ladder import Ladder
 from traceladder.evaluators.policy import PolicySet
 from traceladder.evaluators.schema import SchemaRegistry
+from traceladder.evaluators.state import StateEvidence
 from traceladder.evaluators.types import Call
 from traceladder.sampling import EVERYTHING, Sampling
 from traceladder.storage.readers import UnitRow
@@ -38,6 +41,8 @@ class DomainContext:
     tools: SchemaRegistry
     cases: Mapping[str, Case]
     dimensions: tuple[str, ...]
+    states: Mapping[str, StateEvidence] = field(default_factory=dict)  # case id → golden end state
+    judge_policy: str | None = None  # the policy text the judge holds answers to
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,10 @@ class Context:
     policies: PolicySet | None = None  # `--policy`: invariants, selected per service / agent
     sampling: Sampling = EVERYTHING  # which traces are judged, and what each stands for
     definition_sets: Mapping[str, Definitions] = field(default_factory=dict)  # digest → captured tools
+    judgments: Mapping[str, Judgment] = field(default_factory=dict)  # trace → rung 5's judgment
+    judge_absent: Mapping[str, str] = field(default_factory=dict)  # trace → why it has none
+    judge_configured: bool = False
+    judge_tag: str = ""  # appended to the recorded evaluator version: which judge and rubric decided rung 5
 
 
 def build_context(
@@ -90,7 +99,15 @@ def build_context(
         cases = load_cases(d, cases_path if name == default else None) if d.suite or cases_path else ()
         dimensions = tuple(d.suite.dimensions) if d.suite else ()
         tools = SchemaRegistry(d.tool_schemas, f"domain:{d.name}")
-        domains[name] = DomainContext(name, DomainRules.of(d), tools, {c.id: c for c in cases}, dimensions)
+        domains[name] = DomainContext(
+            name,
+            DomainRules.of(d),
+            tools,
+            {c.id: c for c in cases},
+            dimensions,
+            golden_states(cases, d),
+            d.judge_policy,
+        )
     return Context(
         ladder,
         domains,
@@ -124,8 +141,12 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
             absent["policy"] = f"the policy has no section for service {unit.facts.service!r}" + (
                 f" or agent {unit.facts.agent!r}" if unit.facts.agent else ""
             )
+    state = state_evidence(case, unit.ledger, d.states, absent) if d else None
+    judgment = ctx.judgments.get(unit.trace_id)
+    if judgment is None and ctx.judge_configured:
+        absent["judge"] = ctx.judge_absent.get(unit.trace_id, "not a survivor of the code rungs")
     return TraceInputs(
-        unit.trace_id, calls, case, tools, d.rules if d else None, policy=policy,
+        unit.trace_id, calls, case, tools, d.rules if d else None, policy=policy, judge=judgment, state=state,
         agent_error=agent_error, facts=unit.facts, absent=absent,
     )  # fmt: skip
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -18,9 +18,12 @@ import duckdb
 
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
+from traceladder.evaluation.judging import judge_pass
 from traceladder.evaluation.pool import Judges, paused_gc
 from traceladder.evaluators.ladder import Ladder, load_ladder
-from traceladder.storage.db import Store
+from traceladder.judge.phase import JudgeOptions, PhaseResult
+from traceladder.storage.db import Store, trace_id_table
+from traceladder.storage.judgments import forget_judgments
 from traceladder.storage.readers import read_call_table, read_definition_sets, read_units
 from traceladder.storage.results import ResultTables, write_result_batches
 
@@ -33,6 +36,7 @@ class EvaluationSummary:
     units: int
     runs: tuple[str, ...]
     verdicts: Mapping[str, int]
+    judge: PhaseResult | None = None  # what the judge phase did, when a judge is configured
 
 
 def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -51,6 +55,7 @@ def evaluate_store(
     live: LiveOptions = NO_LIVE_OPTIONS,
     trace_ids: Sequence[str] | None = None,
     after: Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None] | None = None,
+    judge: JudgeOptions | None = None,
 ) -> EvaluationSummary:
     """Judge every trace of the store (or of one run, or exactly `trace_ids`) and replace their
     stored results.
@@ -59,7 +64,8 @@ def evaluate_store(
     without a case; `live` adds the other open-path inputs (a tools file, an invariant policy)
     and the sampling rule; `ladder` defaults to the built-in rungs plus installed plug-ins.
     `after` runs inside the transaction that writes the results (a watermark that commits with
-    them, or not at all).
+    them, or not at all). `judge` adds rung 5: the traces the code rungs passed are judged by it
+    (`evaluation.judging`).
     """
     units = read_units(store, run_id, trace_ids)
     if run_id and not units:
@@ -70,6 +76,8 @@ def evaluate_store(
         tools_file=live.tools, policies=live.policies, sampling=live.sampling,
         definition_sets=read_definition_sets(store, (u.definitions for u in sampled if u.definitions)),
     )  # fmt: skip
+    if judge is not None:
+        ctx = replace(ctx, judge_configured=True, judge_tag=judge.tag)
     units = sampled
     verdicts: Counter[str] = Counter()
 
@@ -82,11 +90,19 @@ def evaluate_store(
         for chunk in batches(units, BATCH_TRACES):
             judges.submit(list(chunk), read_call_table(store, [u.trace_id for u in chunk]))
         # Each batch is written while the workers judge the next ones; one transaction, so a
-        # reader sees all old results or all new ones.
+        # reader sees all old results or all new ones. With a judge, the survivors of every batch
+        # must be known first: the batches are kept, then written.
+        stream: Iterator[ResultTables] = judges.results()
+        phase = None
+        if judge is not None:
+            tables, phase = judge_pass(store, units, ctx, list(stream), judge, workers=workers)
+            stream = iter(tables)
         runs = tuple(sorted({u.run_id for u in units if u.run_id}))
-        summary = EvaluationSummary(len(units), runs, verdicts)
+        summary = EvaluationSummary(len(units), runs, verdicts, phase)
 
         def finish(conn: duckdb.DuckDBPyConnection) -> None:
+            judged = phase.judged_traces if phase is not None else ()
+            forget_judgments(conn, trace_id_table([u.trace_id for u in units]), judged)
             if not live.sampling.everything:  # so rates computed later know what a trace stands for
                 conn.execute(
                     "INSERT INTO sampling (stage, rate, keep_errors) VALUES ('evaluate', ?, ?)",
@@ -95,5 +111,5 @@ def evaluate_store(
             if after is not None:
                 after(conn, summary)
 
-        write_result_batches(store, counted(judges.results()), after=finish)
-    return EvaluationSummary(summary.units, summary.runs, dict(verdicts))
+        write_result_batches(store, counted(stream), after=finish)
+    return EvaluationSummary(summary.units, summary.runs, dict(verdicts), phase)

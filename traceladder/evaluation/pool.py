@@ -49,13 +49,14 @@ def judge_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) ->
     requests = frozenset().union(*(d.rules.requests for d in ctx.domains.values()))
     raw_calls = raw_calls_by_trace(call_table)
     parser = CallParser(requests)
-    builder = RowBuilder(ctx.ladder.version)
+    builder = RowBuilder(ctx.ladder.version + ctx.judge_tag)
     judge = ctx.ladder.judge
     seen: dict[tuple[Any, ...], tuple[Any, Any]] = {}
     weigh = ctx.sampling.weight
     for unit in units:
         recorded = raw_calls.get(unit.trace_id, ())
         key = (unit.domain, unit.case_id, unit.agent_status, unit.error_type, recorded, unit.definitions,
+               unit.ledger, ctx.judgments.get(unit.trace_id), ctx.judge_absent.get(unit.trace_id),
                facts_key(unit, ctx))  # fmt: skip
         hit = seen.get(key)
         if hit is None:

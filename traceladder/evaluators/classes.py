@@ -33,6 +33,12 @@ PRIORITY: tuple[str, ...] = (
     "TOO_MANY_TOOL_CALLS",
     "TOO_MANY_TURNS",
     "SLOW_TRACE",
+    # the end state (rung 4, state), then the judge's rubric criteria (rung 5)
+    "STATE_MISMATCH",
+    "ANSWER_UNGROUNDED",
+    "POLICY_VIOLATION",
+    "TOOL_CHOICE_UNSOUND",
+    "JUDGE_FAIL",
 )
 _RANK = {code: rank for rank, code in enumerate(PRIORITY)}
 

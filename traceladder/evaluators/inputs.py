@@ -27,8 +27,8 @@ DEFAULT_REASONS = {
     "tools": "no tool definitions in the trace and no --domain or --tools given",
     "rules": "no domain rules for this trace",
     "policy": "no invariant policy for this trace's service",
-    "judge": "no judge configured",
-    "state": "no sandbox state to compare",
+    "judge": "no judge configured (--judge-model)",
+    "state": "a trace from elsewhere has no sandbox state to compare (it names no case)",
 }
 
 

@@ -20,7 +20,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, Protocol
 
-from traceladder.evaluators import call_match, invariants, partial_credit, schema, trajectory
+from traceladder.evaluators import call_match, invariants, judge, partial_credit, schema, state, trajectory
 from traceladder.evaluators.analysis import Analysis
 from traceladder.evaluators.classes import dominant
 from traceladder.evaluators.inputs import TraceInputs
@@ -28,7 +28,7 @@ from traceladder.evaluators.types import RungResult, Verdict
 
 # Bumped whenever a verdict, class, score or explanation for the same trace can change; recorded
 # with every result, and part of what a baseline binds to.
-EVALUATOR_VERSION = "2.1.0"
+EVALUATOR_VERSION = "3.0.0"
 GROUP = "traceladder.rungs"
 
 
@@ -49,7 +49,7 @@ class Rung(Protocol):
 
 
 # The built-in rungs, in ladder order. Registering a rung is one line here.
-BUILTIN: tuple[Rung, ...] = (schema, invariants, call_match, trajectory, partial_credit)
+BUILTIN: tuple[Rung, ...] = (schema, invariants, call_match, trajectory, partial_credit, state, judge)
 
 
 def _reference(rung: Rung) -> Any:
@@ -99,13 +99,15 @@ class Ladder:
         results: list[RungResult] = []
         failed = False
         for rung in self.rungs:
+            # Triage first: a trace a lower rung failed is never a survivors-only rung's question,
+            # whether or not that rung could have run.
             absent = [need for need in sorted(rung.NEEDS) if not inputs.has(need)]
-            if absent:
-                result = RungResult(rung.NUMBER, rung.NAME, "not_evaluated",
-                                    explanation=f"not evaluated: {inputs.why_absent(absent[0])}")  # fmt: skip
-            elif rung.SURVIVORS_ONLY and failed:
+            if rung.SURVIVORS_ONLY and failed:
                 result = RungResult(rung.NUMBER, rung.NAME, "skipped",
                                     explanation="a lower rung failed: sent to triage instead")  # fmt: skip
+            elif absent:
+                result = RungResult(rung.NUMBER, rung.NAME, "not_evaluated",
+                                    explanation=f"not evaluated: {inputs.why_absent(absent[0])}")  # fmt: skip
             else:
                 result = rung.evaluate(inputs, analysis)
             failed = failed or result.status == "fail"

@@ -50,6 +50,9 @@ CASE_DIMENSION: Final = "traceladder.case.dimension"
 CASE_REPEAT: Final = "traceladder.case.repeat"
 AGENT_STATUS: Final = "traceladder.agent.status"
 AGENT_STEPS: Final = "traceladder.agent.steps"
+# The sandbox's action ledger when the case ended (JSON list of {action_id, tool, arguments, status}):
+# the end state the state rung compares with the golden path's.
+SANDBOX_LEDGER: Final = "traceladder.sandbox.ledger"
 TOOL_ERROR: Final = "traceladder.tool.error"
 CONVENTIONS: Final = "traceladder.conventions"
 # On a `chat` span, only when something happened (an ordinary request carries neither):

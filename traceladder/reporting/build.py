@@ -63,6 +63,38 @@ def _ladder(results: Sequence[Mapping[str, Any]], rungs: Sequence[Mapping[str, A
     ]
 
 
+def judge_block(
+    rungs: Sequence[Mapping[str, Any]], judgments: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """Rung 5 in numbers: what the judge decided, what it cost, and what the ladder spared it.
+    None when no judge ran and none was asked for (rung 5 only ever said "no judge configured")."""
+    statuses = Counter(r["status"] for r in rungs if r["rung_name"] == "judge")
+    if not judgments and not statuses.get("pass") and not statuses.get("fail"):
+        return None
+    outcomes = Counter(j["outcome"] for j in judgments)
+    calls = {
+        j["judge_trace_id"] for j in judgments if j["outcome"] in ("judged", "error") and j["judge_trace_id"]
+    }
+    charged = [j for j in judgments if j["outcome"] in ("judged", "error")]
+    costs = [j["cost_usd"] for j in charged if j["input_tokens"] or j["output_tokens"]]
+    models = sorted({j["judge_model"] for j in judgments})
+    return {
+        "model": ", ".join(models) or None,
+        "survivors": len(judgments),
+        "judged_pass": statuses.get("pass", 0),
+        "judged_fail": statuses.get("fail", 0),
+        "judge_calls": len(calls),
+        "cache_hits": outcomes.get("cached", 0),
+        "errors": outcomes.get("error", 0),
+        "over_budget": outcomes.get("over_budget", 0),
+        "no_answer": outcomes.get("no_answer", 0),
+        "avoided_by_ladder": statuses.get("skipped", 0),
+        "input_tokens": sum(j["input_tokens"] or 0 for j in charged),
+        "output_tokens": sum(j["output_tokens"] or 0 for j in charged),
+        "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),
+    }
+
+
 def build_report(
     run: Mapping[str, Any],
     results: Sequence[Mapping[str, Any]],
@@ -74,6 +106,7 @@ def build_report(
     known_tools: Sequence[str] = (),
     requests: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     quirks: Mapping[str, str] | None = None,
+    judgments: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """`results`/`rungs`/`findings`: rows of those tables for the run; `calls`: tool calls by trace
     id; `requests`: by trace id, the model requests that were retried or had a server quirk
@@ -114,6 +147,9 @@ def build_report(
     summary["mean_rung_scores"] = {key: round(fmean(v), 4) for key, v in values.items()}
     summary["settled_at_counts"] = dict(sorted(Counter(str(r["settled_at"]) for r in failed).items()))
     summary["ladder"] = _ladder(results, rungs)
+    judge = judge_block(rungs, judgments)
+    if judge is not None:
+        summary["judge"] = judge
     by_trace: dict[str, list[Mapping[str, Any]]] = {}
     for f in findings:
         by_trace.setdefault(f["trace_id"], []).append(f)

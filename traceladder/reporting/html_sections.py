@@ -20,6 +20,7 @@ from traceladder.reporting.html_data import (
 )
 from traceladder.reporting.html_svg import Bar, bars, rate_bar
 from traceladder.reporting.html_text import esc, pct, signed_pp, table, td
+from traceladder.reporting.judge_text import judge_sentence
 
 _STATUSES = ("pass", "fail", "skipped", "not_evaluated")
 
@@ -48,12 +49,14 @@ def ladder(report: Mapping[str, Any]) -> str:
                if reach.unsettled else "")
             + ".</p>"
         )  # fmt: skip
-        if reach.top_rung < PLANNED_JUDGE_RUNG:
-            out.append(
-                f'<p class="note" id="no-judge">Rung {PLANNED_JUDGE_RUNG} — an LLM judge — does not exist '
-                f"yet, so the ladder shows rungs 1–{reach.top_rung}: every trace was settled by code, none "
-                "needed a judge.</p>"
-            )
+    judge = report["summary"].get("judge")
+    if judge:
+        out.append(f'<p class="note" id="judge">{esc(judge_sentence(judge))}</p>')
+    elif reach.top_rung is not None:
+        out.append(
+            f'<p class="note" id="no-judge">No judge was configured, so rung {PLANNED_JUDGE_RUNG} did not '
+            "run: every trace was settled by code (see --judge-model).</p>"
+        )
     chart = [
         Bar(
             f"{r['rung']} {r['name']}",

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from traceladder.evaluators.types import VERDICTS
+from traceladder.reporting.judge_text import judge_sentence
 from traceladder.text import printable
 
 
@@ -86,6 +87,8 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         )  # fmt: skip
     if s.get("ladder"):
         console.print(ladder)
+    if s.get("judge"):
+        console.print(escape(printable(judge_sentence(s["judge"]))))
     scores = Table(title="Mean rung scores")
     scores.add_column("score")
     scores.add_column("mean", justify="right")

@@ -29,8 +29,10 @@ WITH unit_spans AS (
                FILTER (WHERE is_root) AS repeat_index,
            max(attributes->>'$."traceladder.domain"') FILTER (WHERE is_root) AS domain,
            bool_or(status_code = 'ERROR') FILTER (WHERE is_root) AS root_error,
-           max(error_type) FILTER (WHERE is_root) AS root_error_type
+           max(error_type) FILTER (WHERE is_root) AS root_error_type,
+           max(attributes->>'$."traceladder.sandbox.ledger"') FILTER (WHERE is_root) AS ledger
     FROM (SELECT *, operation = 'invoke_agent' OR parent_span_id IS NULL AS is_root FROM spans {only})
+    WHERE source IS DISTINCT FROM 'judge'
     GROUP BY trace_id
 )
 SELECT t.trace_id,
@@ -43,7 +45,7 @@ SELECT t.trace_id,
        coalesce(cr.error_type, t.root_error_type) AS error_type,
        ti.seq, coalesce(ti.error, false) AS error, ti.service, ti.service_version, ti.environment,
        ti.agent_name, coalesce(ti.model_turns, 0) AS model_turns, ti.start_ns, ti.end_ns,
-       d.definitions
+       d.definitions, t.ledger
 FROM unit_spans t
 LEFT JOIN case_runs cr ON cr.trace_id = t.trace_id
 LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, t.run_id)
@@ -92,11 +94,12 @@ class UnitRow:
     definitions: str | None = (
         None  # digest of the tool definitions the trace captured (see read_definition_sets)
     )
+    ledger: str | None = None  # the sandbox's end state (JSON) our agent loop recorded on its root span
 
 
 def _unit(row: tuple[Any, ...]) -> UnitRow:
     (trace_id, run_id, case_id, repeat, domain, status, error_type, seq, error, service, version, environment,
-     agent, turns, start_ns, end_ns, definitions) = row  # fmt: skip
+     agent, turns, start_ns, end_ns, definitions, ledger) = row  # fmt: skip
     duration = (end_ns - start_ns) / 1e6 if start_ns is not None and end_ns is not None else None
     facts = TraceFacts(
         service, version, environment, agent, turns,
@@ -104,7 +107,7 @@ def _unit(row: tuple[Any, ...]) -> UnitRow:
         start_ns,
     )  # fmt: skip
     return UnitRow(
-        trace_id, run_id, case_id, repeat, domain, status, error_type, seq, error, facts, definitions
+        trace_id, run_id, case_id, repeat, domain, status, error_type, seq, error, facts, definitions, ledger
     )
 
 
@@ -168,6 +171,7 @@ class RunRows:
     calls: dict[str, list[dict[str, Any]]]
     # per trace: its model requests that were retried or had a server quirk tolerated
     requests: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    judgments: list[dict[str, Any]] = field(default_factory=list)  # the run's `trace_judgments` rows
 
 
 def run_rows(store: Store, run_id: str) -> RunRows:
@@ -220,7 +224,14 @@ def run_rows(store: Store, run_id: str) -> RunRows:
         except ValueError:
             row["arguments"] = None  # invalid JSON: arguments_raw keeps what the model sent
         calls.setdefault(trace, []).append(row)
-    return RunRows(run, results, rungs, findings, calls, _request_notes(store, run_id))
+    judgments = dict_rows(
+        store,
+        "SELECT j.* EXCLUDE (evaluated_at) FROM trace_judgments j "
+        "SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) r USING (trace_id) "
+        "ORDER BY trace_id",
+        [run_id],
+    )
+    return RunRows(run, results, rungs, findings, calls, _request_notes(store, run_id), judgments)
 
 
 # The chat spans of a run that carry `traceladder.request.retries` or

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from traceladder.storage.db import Store
 
@@ -60,6 +61,14 @@ class ResultTables:
             pa.concat_tables([p.rungs for p in parts]),
             pa.concat_tables([p.findings for p in parts]),
         )
+
+    def without(self, trace_ids: pa.Array) -> ResultTables:
+        """These tables less the rows of `trace_ids` (replaced by a later pass)."""
+
+        def keep(table: pa.Table) -> pa.Table:
+            return table.filter(pc.invert(pc.is_in(table.column("trace_id"), value_set=trace_ids)))
+
+        return ResultTables(keep(self.traces), keep(self.rungs), keep(self.findings))
 
 
 _TABLES = (

@@ -40,7 +40,8 @@ def load_report(store: Store, run_id: str) -> dict[str, Any]:
         tools = domain.tool_names
     run = dict(rows.run, evaluator_version=rows.results[0]["evaluator_version"])
     return build_report(run, rows.results, rows.rungs, rows.findings, rows.calls, dimensions=dimensions,
-                        known_tools=tools, requests=rows.requests, quirks=QUIRKS)  # fmt: skip
+                        known_tools=tools, requests=rows.requests, quirks=QUIRKS,
+                        judgments=rows.judgments)  # fmt: skip
 
 
 def report_json(report: dict[str, Any]) -> str:

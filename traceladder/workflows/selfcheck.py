@@ -17,6 +17,7 @@ from traceladder.agent.config import AgentConfig
 from traceladder.agent.runner import RunOptions, run_suite
 from traceladder.domain.base import Domain
 from traceladder.evaluation import evaluate_store
+from traceladder.judge.phase import sim_judge_options
 from traceladder.storage.db import Store
 from traceladder.storage.runs import labelled_verdicts
 
@@ -51,8 +52,9 @@ def selfcheck(
         config = AgentConfig(model=choice.model, sim_seed=seed)
         options = RunOptions(cases_path=cases_path, concurrency=4)
         run_ids.append(run_suite(store, choice, config, options, domain=domain).run_id)
+    judge = sim_judge_options()  # the labels include faults only rung 5 can see
     for run_id in run_ids:
-        evaluate_store(store, run_id=run_id, domain=domain.name, cases_path=cases_path)
+        evaluate_store(store, run_id=run_id, domain=domain.name, cases_path=cases_path, judge=judge)
     return compare_labels(store, run_ids)
 
 

@@ -22,8 +22,9 @@ from typing import Any
 import httpx2
 
 from traceladder.agent.sim.plans import Plan, PlannedCall, faulty_plan, oracle_plan
+from traceladder.agent.sim.sandbox import FailingOnce
 from traceladder.cases.model import Case
-from traceladder.domain.base import Domain
+from traceladder.domain.base import Domain, Sandbox
 
 QUIRKS = frozenset(
     {"args_object", "missing_ids", "repeated_ids", "text_with_calls", "finish_stop", "null_content"}
@@ -78,11 +79,17 @@ class SimModel:
             self._plans[case.id] = plan
             self._by_instruction[case.instruction] = case
         self._ids = itertools.count(1)
+        self.answer = domain.simulation.answer
 
     def label(self, case_id: str) -> dict[str, Any] | None:
         """The verdict a correct judge must give this case (faulty mode), else None."""
         plan = self._plans.get(case_id)
         return plan.label if plan else None
+
+    def sandbox(self, case_id: str, inner: Sandbox) -> Sandbox:
+        """The case's sandbox: as given, or failing the tools its plan makes time out."""
+        plan = self._plans.get(case_id)
+        return FailingOnce(inner, plan.failing_tools) if plan and plan.failing_tools else inner
 
     def transport(self) -> httpx2.MockTransport:
         return httpx2.MockTransport(self.handle)
@@ -120,7 +127,10 @@ class SimModel:
             calls: list[PlannedCall] | None = [PlannedCall(self.endless_call[0], dict(self.endless_call[1]))]
         else:
             calls = plan.turns[turn] if turn < len(plan.turns) else None
-        message = self._message(calls, plan.final_text, _latest_link(messages, self.link), turn)
+        final_text = plan.final_text
+        if not calls and self.answer is not None:
+            final_text = self.answer(_results(messages), plan.answer_fault) or final_text
+        message = self._message(calls, final_text, _latest_link(messages, self.link), turn)
         finish = "tool_calls" if calls else "stop"
         if calls and "finish_stop" in self.spec.quirks:
             finish = "stop"
@@ -180,6 +190,21 @@ def _latest_link(messages: list[dict[str, Any]], link: str) -> str | None:
         if isinstance(content, dict) and isinstance(content.get(link), str):
             return str(content[link])
     return None
+
+
+def _results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The successful tool results of the conversation so far, parsed, in order."""
+    found = []
+    for message in messages:
+        if message.get("role") != "tool":
+            continue
+        try:
+            content = json.loads(message.get("content") or "")
+        except ValueError:
+            continue
+        if isinstance(content, dict) and "error" not in content:
+            found.append(content)
+    return found
 
 
 def _error(status: int, message: str) -> httpx2.Response:

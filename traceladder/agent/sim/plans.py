@@ -32,8 +32,13 @@ FAULTS = (
     "harmless_extra_read",
     "api_error",
     "endless_loop",
+    "lost_confirm",
+    "ungrounded_amount",
+    "wrong_status",
 )
-FAULT_RATE = 0.5  # share of cases that get a fault; the rest follow the golden path
+FAULT_RATE = 0.5  # share of cases that get a call fault; the rest follow the golden path
+OUTCOME_FAULT_RATE = 0.25  # share of those whose outcome or final answer is then made wrong
+ANSWER_FAULTS = {"ungrounded_amount": "amount", "wrong_status": "status"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class Plan:
     http_error: int | None = None  # every request fails with this status
     endless: bool = False  # never stop calling tools
     final_text: str = "Done."
+    failing_tools: frozenset[str] = frozenset()  # their first execution times out (the sandbox's fault)
+    answer_fault: str | None = None  # the final answer misstates a fact: "amount" | "status"
 
 
 def _golden_calls(case: Case, domain: Domain) -> list[PlannedCall]:
@@ -130,9 +137,23 @@ def applicable_faults(case: Case, domain: Domain) -> list[str]:
     return faults
 
 
+def outcome_faults(case: Case, domain: Domain) -> list[str]:
+    """Faults in what happened rather than in what was called: every call is right, so only the
+    state rung (`lost_confirm`) or the judge (a misstated answer) can see them."""
+    hints = domain.simulation
+    tools = {c.tool for c in case.calls}
+    faults = [name for name, needs in sorted(hints.answer_faults.items()) if tools & needs]
+    chained = len(case.calls) == 2 and case.calls[1].tool in domain.chains.confirmations
+    return (["lost_confirm"] if chained else []) + faults
+
+
 def faulty_plan(case: Case, domain: Domain, seed: int) -> Plan:
     rng = random.Random(f"{seed}:{case.id}")
-    if rng.random() >= FAULT_RATE:  # this case is answered correctly
+    if rng.random() >= FAULT_RATE:  # this case's calls are right
+        # A second draw, so adding these faults left every earlier seed's call faults as they were.
+        outcome = outcome_faults(case, domain)
+        if outcome and rng.random() < OUTCOME_FAULT_RATE:
+            return build_fault(case, domain, rng.choice(outcome))
         label = {"fault": "none", "verdict": "PASS", "failure_class": None}
         return Plan(oracle_plan(case, domain).turns, label, final_text=_final_text(case, domain))
     faults = sorted(applicable_faults(case, domain))
@@ -145,10 +166,9 @@ def faulty_plan(case: Case, domain: Domain, seed: int) -> Plan:
 def build_fault(case: Case, domain: Domain, fault: str) -> Plan:
     """The plan for one named fault, with the label a correct judge must reproduce. Raises
     ValueError for a fault that does not apply to this case."""
-    if fault not in applicable_faults(case, domain):
-        raise ValueError(
-            f"fault {fault!r} does not apply to {case.id}; it takes {applicable_faults(case, domain)}"
-        )
+    applicable = applicable_faults(case, domain) + outcome_faults(case, domain)
+    if fault not in applicable:
+        raise ValueError(f"fault {fault!r} does not apply to {case.id}; it takes {applicable}")
     hints = domain.simulation
     calls = _golden_calls(case, domain)
     final = _final_text(case, domain)
@@ -165,6 +185,11 @@ def build_fault(case: Case, domain: Domain, fault: str) -> Plan:
         return plan([], "AGENT_ERROR", None, http_error=500)
     if fault == "endless_loop":
         return plan([], "AGENT_ERROR", None, endless=True)
+    if fault == "lost_confirm":  # the confirm is right but times out; the agent still says "done"
+        failing = frozenset({calls[-1].tool})
+        return plan(_turns(calls, case), "FAIL", "STATE_MISMATCH", failing_tools=failing)
+    if fault in ANSWER_FAULTS:  # the calls are right; the final answer misstates what they returned
+        return plan(_turns(calls, case), "FAIL", "ANSWER_UNGROUNDED", answer_fault=ANSWER_FAULTS[fault])
     if fault == "harmless_extra_read":
         extra = _extra_read(case, domain)
         return plan(_turns(calls, case) + [[extra]] if extra else [], "PASS", None)

@@ -63,6 +63,9 @@ def build_domain(files: Mapping[str, bytes]) -> Domain:
         input_files=dict(files),
         from_files=build_domain,
         extra_checks=_retail_checks,
+        policy_text=files["system_prompt.txt"].decode("utf-8").strip()
+        + "\n\nStore policy (policy.json):\n"
+        + json.dumps(policy, ensure_ascii=False, indent=1),
     )
     world = RetailWorld(fixtures, policy, domain.validators)
     return domain

@@ -46,6 +46,37 @@ def other_value(param: str, value: Any) -> Any:
     return None
 
 
+# A misstated status: the nearest wrong word, so the answer stays plausible.
+STATUS_SWAP = {"delivered": "shipped", "shipped": "delivered", "pending": "processing",
+               "processing": "shipped", "cancelled": "pending", "confirmed": "aborted",
+               "aborted": "confirmed"}  # fmt: skip
+
+
+def answer(results: list[dict[str, Any]], fault: str | None) -> str | None:
+    """A final answer stating the latest order's status and total and the latest resolved action —
+    the facts a customer acts on — or None when the results hold neither. `fault` misstates one:
+    "amount" adds 17 to the total, "status" swaps a status word."""
+    order = next((r for r in reversed(results) if {"order_id", "status", "total"} <= r.keys()), None)
+    action = next(
+        (r for r in reversed(results) if "action_id" in r and r.get("status") in ("confirmed", "aborted")),
+        None,
+    )
+    if order is None and action is None:
+        return None
+    parts = []
+    if order is not None:
+        status, total = order["status"], order["total"]
+        if fault == "amount":
+            total = round(total + 17, 2)
+        if fault == "status" and action is None:
+            status = STATUS_SWAP.get(status, status)
+        parts.append(f"订单{order['order_id']}当前状态为{status}，订单金额{total}元。")
+    if action is not None:
+        status = STATUS_SWAP[action["status"]] if fault == "status" else action["status"]
+        parts.append(f"操作{action['action_id']}（{action['action']}）状态：{status}。")
+    return "".join(parts)
+
+
 def make_hints(fixtures: Mapping[str, Any]) -> SimHints:
     orders = {o["order_id"]: o for o in fixtures["orders"]}
     first_order = {o["user_id"]: o["order_id"] for o in reversed(fixtures["orders"])}
@@ -91,5 +122,10 @@ def make_hints(fixtures: Mapping[str, Any]) -> SimHints:
         },
         extra_mutation=("request_cancel", {"order_id": "W442", "reason": "other"}),
         answer_text="好的，已为您处理。",
+        answer=answer,
+        answer_faults={
+            "ungrounded_amount": frozenset({"get_order"}),
+            "wrong_status": frozenset({"get_order", "confirm_action", "abort_action"}),
+        },
         clarify_text="您好，请提供订单号或更多信息，我再为您处理。",
     )

@@ -1,0 +1,144 @@
+"""The judge's command-line options (run, evaluate, watch) → `JudgeOptions`, or None for no judge.
+
+Which judge: `--judge-model`, else `TRACELADDER_JUDGE_MODEL`, else `sim:judge` when every run
+judged used a simulated model (the simulator's traces get the simulated judge, so `make eval`
+exercises rung 5 with no key), else none — rung 5 is then `not_evaluated`, said so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from traceladder.errors import UserError
+from traceladder.evaluation.evaluate import EvaluationSummary
+from traceladder.judge.phase import JudgeBudget, JudgeOptions
+from traceladder.storage.db import Store
+from traceladder.text import printable
+
+_BUDGET = re.compile(r"^\s*(\d+)\s*(calls?|tokens?)?\s*$")
+
+
+def judge_budget(text: str) -> JudgeBudget:
+    match = _BUDGET.match(text)
+    if match is None or int(match.group(1)) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a number of calls (200) or of tokens (50000tokens)")
+    n = int(match.group(1))
+    return JudgeBudget(tokens=n) if (match.group(2) or "").startswith("token") else JudgeBudget(calls=n)
+
+
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("rung 5 (the judge)")
+    group.add_argument(
+        "--judge-model",
+        metavar="MODEL",
+        help="judge model: sim:judge (simulated, no key) or any model an OpenAI-compatible server "
+        "serves (default: TRACELADDER_JUDGE_MODEL; else sim:judge for simulated-model runs; "
+        "else no judge)",
+    )
+    group.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="the judge's OpenAI-compatible endpoint (default: TRACELADDER_JUDGE_BASE_URL, else "
+        "OpenAI); the key comes from TRACELADDER_JUDGE_API_KEY, else OPENAI_API_KEY",
+    )
+    group.add_argument(
+        "--judge-budget",
+        type=judge_budget,
+        metavar="N[tokens]",
+        help="stop asking the judge after N calls (or N tokens); the traces left are "
+        "not_evaluated at rung 5, said so in the report",
+    )
+    group.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ask the judge again even for trajectories it has judged (the new judgments replace "
+        "the cached ones)",
+    )
+    group.add_argument("--no-judge", action="store_true", help="no rung 5, whatever the defaults say")
+    group.add_argument(
+        "--judge-rubric", type=Path, metavar="FILE", help="rubric TOML (default: the shipped one)"
+    )
+    group.add_argument(
+        "--judge-prices",
+        type=Path,
+        metavar="FILE",
+        help="price table TOML (USD per 1M tokens per model) over the shipped one",
+    )
+    group.add_argument(
+        "--judge-concurrency",
+        type=int,
+        default=4,
+        metavar="N",
+        help="judge calls in flight at once (default 4)",
+    )
+
+
+def judge_options(
+    args: argparse.Namespace, *, simulated: bool, env: Mapping[str, str] | None = None
+) -> JudgeOptions | None:
+    """The judge these arguments ask for; `simulated`: every trace judged is a simulated-model run's."""
+    from traceladder.agent.client import check_base_url
+    from traceladder.judge.client import JudgeEndpoint
+    from traceladder.judge.prices import load_prices
+    from traceladder.judge.rubric import load_rubric
+    from traceladder.judge.sim import SIM_JUDGE, transport
+
+    env = os.environ if env is None else env
+    if args.no_judge:
+        return None
+    model = args.judge_model or env.get("TRACELADDER_JUDGE_MODEL") or (SIM_JUDGE if simulated else None)
+    if model is None:
+        return None
+    if args.judge_concurrency < 1:
+        raise UserError("--judge-concurrency must be at least 1")
+    if model.startswith("sim:"):
+        if model != SIM_JUDGE:
+            raise UserError(f"unknown simulated judge {model!r}; use {SIM_JUDGE}")
+        endpoint = JudgeEndpoint(model, transport=transport())
+    else:
+        url = args.judge_base_url or env.get("TRACELADDER_JUDGE_BASE_URL")
+        if url:
+            check_base_url(url, "--judge-base-url" if args.judge_base_url else "TRACELADDER_JUDGE_BASE_URL")
+        key = (
+            env.get("TRACELADDER_JUDGE_API_KEY") or env.get("OPENAI_API_KEY") or env.get("OPENROUTER_API_KEY")
+        )
+        if not key and not url:
+            raise UserError(
+                f"judge model {model!r} needs TRACELADDER_JUDGE_API_KEY (or OPENAI_API_KEY), or "
+                "--judge-base-url for a local server; or use --judge-model sim:judge"
+            )
+        endpoint = JudgeEndpoint(model, url, key)
+    return JudgeOptions(
+        endpoint,
+        load_rubric(args.judge_rubric),
+        load_prices(args.judge_prices),
+        args.judge_budget or JudgeBudget(),
+        not args.no_cache,
+        args.judge_concurrency,
+    )
+
+
+def simulated_runs(store: Store, run_id: str | None) -> bool:
+    """Whether the runs judged (one, or every run in the store) all used a simulated model."""
+    models = [
+        m for (m,) in store.fetchall("SELECT model FROM runs WHERE ? IS NULL OR run_id = ?", [run_id, run_id])
+    ]
+    return bool(models) and all(str(m).startswith("sim:") for m in models)
+
+
+def say_judged(summary: EvaluationSummary) -> None:
+    """One stderr line on what the judge did (nothing without a judge)."""
+    phase = summary.judge
+    if phase is None:
+        return
+    cost = "unknown" if phase.cost_usd is None else f"{phase.cost_usd:.4f}"
+    line = (
+        f"judge: calls={phase.calls} cache_hits={phase.cache_hits} errors={phase.errors} "
+        f"over_budget={phase.over_budget} tokens={phase.input_tokens + phase.output_tokens} cost_usd={cost}"
+    )
+    print(f"traceladder: {printable(line)}", file=sys.stderr, flush=True)

@@ -1,0 +1,75 @@
+"""Rung 5 inside an evaluation: the code rungs judge every trace first; the traces they all passed
+(verdict PASS) go to the judge phase (`traceladder.judge.phase`); then those survivors — and only
+they — are judged again with their judgment as an input, so the ladder's one fold decides the
+verdict. A trace a code rung failed never reaches the judge; its rung 5 says "sent to triage".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import pyarrow as pa
+
+from traceladder.evaluation.assemble import Context, raw_calls_by_trace
+from traceladder.evaluation.pool import Judges
+from traceladder.judge.phase import JudgeOptions, PhaseResult, Survivor, judge_survivors
+from traceladder.judge.trajectory import TrajectoryCall
+from traceladder.storage.db import Store
+from traceladder.storage.readers import UnitRow, read_call_table
+from traceladder.storage.results import ResultTables
+
+
+def _survivor(
+    unit: UnitRow, calls: Sequence[tuple[str, str | None, bool, str | None, int]], ctx: Context
+) -> Survivor:
+    name = unit.domain or (ctx.default_domain if unit.case_id else ctx.untagged_domain)
+    domain = ctx.domains.get(name) if name else None
+    case = domain.cases.get(unit.case_id) if domain and unit.case_id else None
+    return Survivor(
+        unit.trace_id,
+        unit.run_id,
+        case.instruction if case else None,
+        domain.judge_policy if domain else None,
+        tuple(TrajectoryCall(tool, raw, ok, result) for tool, raw, ok, result, _ in calls),
+    )
+
+
+def judge_pass(
+    store: Store,
+    units: Sequence[UnitRow],
+    ctx: Context,
+    first: list[ResultTables],
+    options: JudgeOptions,
+    *,
+    workers: int | None = None,
+    batch: int = 20_000,
+) -> tuple[list[ResultTables], PhaseResult]:
+    """The first pass's tables with every survivor's rows replaced by its judged ones."""
+    passed = {
+        trace_id
+        for tables in first
+        for trace_id, verdict in zip(
+            tables.traces.column("trace_id").to_pylist(),
+            tables.traces.column("verdict").to_pylist(),
+            strict=True,
+        )
+        if verdict == "PASS"
+    }
+    chosen = [u for u in units if u.trace_id in passed]
+    if not chosen:
+        return first, PhaseResult()
+    call_table = read_call_table(store, [u.trace_id for u in chosen])
+    raw = raw_calls_by_trace(call_table)
+    phase = judge_survivors(store, [_survivor(u, raw.get(u.trace_id, ()), ctx) for u in chosen], options)
+    judged_ctx = replace(ctx, judgments=phase.judgments, judge_absent=phase.absent, judge_configured=True)
+    with Judges(judged_ctx, workers=workers) as judges:
+        for start in range(0, len(chosen), batch):
+            part = chosen[start : start + batch]
+            judges.submit(
+                part,
+                read_call_table(store, [u.trace_id for u in part]) if len(chosen) > batch else call_table,
+            )
+        second = list(judges.results())
+    ids = pa.array(sorted(passed), pa.string())
+    return [t.without(ids) for t in first] + second, phase

@@ -1,0 +1,177 @@
+"""One judgment from any OpenAI-compatible server, through the real `openai` client.
+
+Temperature 0 and a fixed seed (servers that take one are then as repeatable as they can be); the
+reply's JSON Schema goes as `response_format` where the server takes it — a server that refuses
+the field is asked again without it, once per client — and every reply is parsed and validated
+either way. A reply that is not the JSON asked for, or a request that fails, is retried once; then
+it is a judge error for that trace, with the reason. Nothing here raises for a bad judge: a judge
+outage must cost judgments, never the evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+import httpx2
+import openai
+from jsonschema import Draft202012Validator
+
+from traceladder.agent.retry import classify
+from traceladder.evaluators.judge import CriterionVerdict
+from traceladder.judge.rubric import Prompt, reply_schema
+
+SEED = 0
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class JudgeEndpoint:
+    """Where the judge is. `transport` replaces the network (the simulated judge, tests)."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    timeout_s: float = 60.0
+    transport: httpx2.BaseTransport | None = None
+
+    @property
+    def provider(self) -> str:
+        host = urlsplit(self.base_url or DEFAULT_BASE_URL).hostname or ""
+        return (
+            "traceladder.sim"
+            if self.transport is not None
+            else ("openrouter" if "openrouter" in host else "openai")
+        )
+
+
+class Reply(NamedTuple):
+    criteria: tuple[CriterionVerdict, ...] | None  # None: no usable reply (see `error`)
+    error: str | None
+    input_tokens: int
+    output_tokens: int
+    attempts: int
+    text: str | None  # the reply's content, as sent
+    response_model: str | None
+
+
+class JudgeClient:
+    """Thread-safe: judging runs calls concurrently."""
+
+    def __init__(self, endpoint: JudgeEndpoint) -> None:
+        self.endpoint = endpoint
+        # The openai client appends paths to the base URL's text, query included, so query
+        # parameters (api-version=…) travel as default_query (as for the agent's client).
+        parts = urlsplit(endpoint.base_url or DEFAULT_BASE_URL)
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        http = httpx2.Client(transport=endpoint.transport) if endpoint.transport is not None else None
+        self._client = openai.OpenAI(
+            api_key=endpoint.api_key or "unused-by-local-servers",
+            base_url=urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")),
+            default_query=query or None,
+            max_retries=0,
+            timeout=endpoint.timeout_s,
+            http_client=http,
+        )
+        self._structured = True  # cleared once the server refuses response_format
+        self._lock = threading.Lock()
+        self._validators: dict[tuple[str, ...], Draft202012Validator] = {}
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _validator(self, criteria: tuple[str, ...]) -> Draft202012Validator:
+        with self._lock:
+            found = self._validators.get(criteria)
+            if found is None:  # compiled once per set of criteria asked
+                found = self._validators[criteria] = Draft202012Validator(reply_schema(criteria))
+            return found
+
+    def ask(self, prompt: Prompt, trajectory_text: str, codes: dict[str, str]) -> Reply:
+        messages = [
+            {"role": "system", "content": prompt.system},
+            {"role": "user", "content": trajectory_text},
+        ]
+        tokens_in = tokens_out = 0
+        error = "no attempt"
+        text = model = None
+        for attempt in (1, 2):
+            try:
+                response = self._create(messages, prompt.criteria)
+            except openai.APIError as exc:
+                error_type, _, _ = classify(exc)
+                error = f"the judge request failed ({error_type})"
+                continue
+            usage = getattr(response, "usage", None)
+            tokens_in += int(getattr(usage, "prompt_tokens", 0) or 0)
+            tokens_out += int(getattr(usage, "completion_tokens", 0) or 0)
+            model = getattr(response, "model", None)
+            parsed, text, error = self._parse(response, prompt.criteria, codes)
+            if parsed is not None:
+                return Reply(parsed, None, tokens_in, tokens_out, attempt, text, model)
+        return Reply(None, f"{error} (after 2 attempts)", tokens_in, tokens_out, 2, text, model)
+
+    def _create(self, messages: list[dict[str, str]], criteria: tuple[str, ...]) -> Any:
+        kwargs: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "messages": messages,
+            "temperature": 0,
+            "seed": SEED,
+        }
+        if self._structured:
+            schema = {"name": "judgment", "schema": reply_schema(criteria), "strict": True}
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": schema}
+        try:
+            return self._client.chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if not self._structured or "response_format" not in str(exc.message):
+                raise
+            self._structured = False  # this server takes no structured output: ask in prose
+            kwargs.pop("response_format")
+            return self._client.chat.completions.create(**kwargs)
+
+    def _parse(
+        self, response: Any, criteria: tuple[str, ...], codes: dict[str, str]
+    ) -> tuple[tuple[CriterionVerdict, ...] | None, str | None, str]:
+        choices = getattr(response, "choices", None) or []
+        message = getattr(choices[0], "message", None) if choices else None
+        text = getattr(message, "content", None) if message is not None else None
+        if not isinstance(text, str) or not text.strip():
+            return None, None, "the judge's reply had no content"
+        try:
+            data = json.loads(_unfenced(text))
+        except ValueError:
+            return None, text, "the judge's reply is not JSON"
+        errors = sorted(self._validator(criteria).iter_errors(data), key=lambda e: list(e.absolute_path))
+        if errors:
+            where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
+            return (
+                None,
+                text,
+                f"the judge's reply does not follow the schema at {where}: {errors[0].message[:200]}",
+            )
+        verdicts = data["criteria"]
+        parsed = tuple(
+            CriterionVerdict(
+                c, verdicts[c]["verdict"], " ".join(verdicts[c]["reason"].split())[:500], codes[c]
+            )
+            for c in criteria
+        )
+        return parsed, text, ""
+
+
+def _unfenced(text: str) -> str:
+    """Models asked for JSON in prose often wrap it in a Markdown code fence."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    return body
+
+
+def now_ns() -> int:
+    return time.time_ns()
