@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from traceladder.errors import UserError
-from traceladder.evaluation.evaluate import EvaluationSummary
+from traceladder.evaluation.evaluate import EvaluationSummary, judge_line
 from traceladder.judge.phase import JudgeBudget, JudgeOptions
 from traceladder.storage.db import Store
 from traceladder.text import printable
@@ -133,12 +133,6 @@ def simulated_runs(store: Store, run_id: str | None) -> bool:
 
 def say_judged(summary: EvaluationSummary) -> None:
     """One stderr line on what the judge did (nothing without a judge)."""
-    phase = summary.judge
-    if phase is None:
-        return
-    cost = "unknown" if phase.cost_usd is None else f"{phase.cost_usd:.4f}"
-    line = (
-        f"judge: calls={phase.calls} cache_hits={phase.cache_hits} errors={phase.errors} "
-        f"over_budget={phase.over_budget} tokens={phase.input_tokens + phase.output_tokens} cost_usd={cost}"
-    )
-    print(f"traceladder: {printable(line)}", file=sys.stderr, flush=True)
+    line = judge_line(summary)
+    if line:
+        print(f"traceladder: {printable(line)}", file=sys.stderr, flush=True)

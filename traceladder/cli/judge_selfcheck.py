@@ -52,6 +52,7 @@ def judge_selfcheck(args: argparse.Namespace) -> int:
             f"confusion: {confusion}"
         )
         low = low or (args.min_kappa is not None and (s.kappa is None or s.kappa < args.min_kappa))
+        low = low or (args.max_drift is not None and s.drift > args.max_drift)
     for item, criterion, label, verdict in report.disagreements:
         print(printable(f"DISAGREE {item} {criterion}: label={label} judge={verdict}"))
     print(f"judge_errors={report.errors}")

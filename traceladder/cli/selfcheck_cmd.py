@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="K",
         help="exit 1 when a criterion's kappa is below K (or undefined)",
     )
+    judge.add_argument(
+        "--max-drift", type=float, metavar="D", help="exit 1 when a criterion's rerun drift is above D"
+    )
     p.set_defaults(handler=handle)
 
 

@@ -17,6 +17,7 @@ from traceladder.cli.common import (
     live_options,
     seconds,
 )
+from traceladder.cli.judge_options import add_judge_options, judge_options
 from traceladder.live.watch import WatchOptions, watch
 from traceladder.text import printable
 
@@ -44,13 +45,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int_range(1, 1_000_000), default=5_000, metavar="N",
                    help="traces judged per transaction (default 5000)")  # fmt: skip
     p.add_argument("--once", action="store_true", help="judge what is due now, then exit (cron)")
+    add_judge_options(p)
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     options = WatchOptions(
         settle_s=args.settle, orphan_after_s=args.orphan_after, interval_s=args.interval, batch=args.batch,
-        domain=args.domain, live=live_options(args),
+        domain=args.domain, live=live_options(args), judge=judge_options(args, simulated=False),
     )  # fmt: skip
     stop = threading.Event()
 

@@ -27,7 +27,8 @@ import duckdb
 
 from traceladder.errors import StoreError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
-from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
+from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store, judge_line
+from traceladder.judge.phase import JudgeOptions
 from traceladder.storage.db import Store, open_store
 
 DUE = """
@@ -53,6 +54,7 @@ class WatchOptions:
     domain: str | None = None
     live: LiveOptions = NO_LIVE_OPTIONS
     workers: int | None = None
+    judge: JudgeOptions | None = None  # rung 5 for the traces the code rungs pass
 
 
 @dataclass
@@ -97,7 +99,7 @@ def judge_due(db: Path, options: WatchOptions, now: datetime | None = None) -> E
             return None
         return evaluate_store(
             store, domain=options.domain, live=options.live, trace_ids=due, workers=options.workers,
-            after=_record(options.name),
+            after=_record(options.name), judge=options.judge,
         )  # fmt: skip
 
 
@@ -139,5 +141,6 @@ def watch(
         for verdict, n in summary.verdicts.items():
             progress.verdicts[verdict] = progress.verdicts.get(verdict, 0) + n
         counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
-        say(f"judged {summary.units} traces {counts} (total {progress.judged})")
+        judged = f"; {judge_line(summary)}" if summary.judge is not None else ""
+        say(f"judged {summary.units} traces {counts} (total {progress.judged}){judged}")
     return progress
