@@ -109,6 +109,12 @@ def test_the_budget_stops_judging_cleanly_and_the_report_says_so(db, tmp_path):
     judge = json.loads(report.stdout)["summary"]["judge"]
     assert judge["judge_calls"] == 3 and judge["over_budget"] == len(left)
     assert cli("evaluate", "--db", str(db), "--judge-budget", "lots", "--no-judge").returncode == 2
+    with JudgeServer("pass") as server:  # 120 tokens a call: the third call reaches 360 > 250
+        args = judge_args(
+            server, tmp_path, "--judge-budget", "250tokens", "--judge-concurrency", "1", "--no-cache"
+        )
+        assert cli("evaluate", "--db", str(db), *args).returncode == 0
+    assert len(server.trajectories) == 3
 
 
 @pytest.mark.parametrize("mode", ["garbage", "html"])
