@@ -31,20 +31,26 @@ def judge_budget(text: str) -> JudgeBudget:
     return JudgeBudget(tokens=n) if (match.group(2) or "").startswith("token") else JudgeBudget(calls=n)
 
 
-def add_judge_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("rung 5 (the judge)")
-    group.add_argument(
-        "--judge-model",
-        metavar="MODEL",
-        help="judge model: sim:judge (simulated, no key) or any model an OpenAI-compatible server "
-        "serves (default: TRACELADDER_JUDGE_MODEL; else sim:judge for simulated-model runs; "
-        "else no judge)",
-    )
+def add_judge_endpoint_options(group: argparse._ArgumentGroup, model_help: str) -> None:
+    """Which judge, where, with which rubric (also `selfcheck --judge`'s options)."""
+    group.add_argument("--judge-model", metavar="MODEL", help=model_help)
     group.add_argument(
         "--judge-base-url",
         metavar="URL",
         help="the judge's OpenAI-compatible endpoint (default: TRACELADDER_JUDGE_BASE_URL, else "
         "OpenAI); the key comes from TRACELADDER_JUDGE_API_KEY, else OPENAI_API_KEY",
+    )
+    group.add_argument(
+        "--judge-rubric", type=Path, metavar="FILE", help="rubric TOML (default: the shipped one)"
+    )
+
+
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("rung 5 (the judge)")
+    add_judge_endpoint_options(
+        group,
+        "judge model: sim:judge (simulated, no key) or any model an OpenAI-compatible server serves "
+        "(default: TRACELADDER_JUDGE_MODEL; else sim:judge for simulated-model runs; else no judge)",
     )
     group.add_argument(
         "--judge-budget",
@@ -60,9 +66,6 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
         "the cached ones)",
     )
     group.add_argument("--no-judge", action="store_true", help="no rung 5, whatever the defaults say")
-    group.add_argument(
-        "--judge-rubric", type=Path, metavar="FILE", help="rubric TOML (default: the shipped one)"
-    )
     group.add_argument(
         "--judge-prices",
         type=Path,

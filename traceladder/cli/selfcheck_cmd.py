@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from traceladder.cli.common import add_domain_option, domain_name
+from traceladder.cli.judge_options import add_judge_endpoint_options
 from traceladder.cli.judge_selfcheck import judge_selfcheck
 from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
@@ -33,11 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="measure the judge instead: agreement with labelled trajectories (accuracy, Cohen's "
         "kappa, confusion per criterion) and rerun drift",
     )
-    judge.add_argument("--judge-model", metavar="MODEL", help="the judge to measure (default: sim:judge)")
-    judge.add_argument("--judge-base-url", metavar="URL", help="its OpenAI-compatible endpoint")
-    judge.add_argument(
-        "--judge-rubric", type=Path, metavar="FILE", help="rubric TOML (default: the shipped one)"
-    )
+    add_judge_endpoint_options(judge, "the judge to measure (default: sim:judge)")
     judge.add_argument(
         "--meta", type=Path, metavar="FILE", help="labelled set JSONL (default: the shipped one)"
     )

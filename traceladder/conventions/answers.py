@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from traceladder.conventions.values import as_list, index, loads, text
+from traceladder.conventions.values import as_list, indexed_fields, loads, text
 
 _OI_IN, _OI_OUT = "llm.input_messages.", "llm.output_messages."
 _LL_IN, _LL_OUT = "gen_ai.prompt.", "gen_ai.completion."
@@ -30,15 +30,10 @@ def _parts_text(message: dict[str, Any]) -> str | None:
 
 
 def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """Flattened `prefix{i}.field` attributes → messages in index order."""
-    found: dict[int, dict[str, Any]] = {}
-    for key, value in attrs.items():
-        if key.startswith(prefix):
-            position, _, field = key[len(prefix) :].partition(".")
-            i = index(position)
-            if i is not None:
-                found.setdefault(i, {})[field.removeprefix("message.")] = value
-    return [found[i] for i in sorted(found)]
+    """Flattened `prefix{i}.field` attributes → messages in index order (OpenInference's
+    `message.` level dropped, so both conventions read `role` and `content`)."""
+    found = indexed_fields(attrs, prefix)
+    return [{k.removeprefix("message."): v for k, v in found[i].items()} for i in sorted(found)]
 
 
 def _messages(attrs: dict[str, Any], side: str) -> list[tuple[str | None, str | None]]:

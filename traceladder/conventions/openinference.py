@@ -26,7 +26,7 @@ from traceladder.conventions.values import (
     ARGS_TOOL_SPAN,
     args_rank_of,
     as_dict,
-    index,
+    indexed_fields,
     name_text,
     text,
 )
@@ -112,13 +112,7 @@ def assistant_turns(attrs: dict[str, Any]) -> int:
 def input_messages(attrs: dict[str, Any]) -> list[Message]:
     """`llm.input_messages.*` → history. Scans the keys (histories may have gaps after
     redaction); tool messages answer `message.tool_call_id` with `message.content`."""
-    messages: dict[int, dict[str, Any]] = {}
-    for key, value in attrs.items():
-        if key.startswith(INPUT_PREFIX):
-            position, _, field = key[len(INPUT_PREFIX) :].partition(".")
-            i = index(position)
-            if i is not None:
-                messages.setdefault(i, {})[field] = value
+    messages = indexed_fields(attrs, INPUT_PREFIX)
     out: list[Message] = []
     for i in sorted(messages):
         fields = messages[i]

@@ -28,7 +28,7 @@ from traceladder.conventions.values import (
     ARGS_OPENLLMETRY_FLAT,
     ARGS_STRUCTURED,
     args_rank_of,
-    index,
+    indexed_fields,
     loads,
     name_text,
     text,
@@ -132,13 +132,7 @@ def assistant_turns(attrs: dict[str, Any]) -> int:
 
 def input_messages(attrs: dict[str, Any]) -> list[Message]:
     """`gen_ai.prompt.{k}.*` → history; tool messages carry `tool_call_id` and `content`."""
-    messages: dict[int, dict[str, Any]] = {}
-    for key, value in attrs.items():
-        if key.startswith(PROMPT_PREFIX):
-            position, _, field = key[len(PROMPT_PREFIX) :].partition(".")
-            i = index(position)
-            if i is not None:
-                messages.setdefault(i, {})[field] = value
+    messages = indexed_fields(attrs, PROMPT_PREFIX)
     out: list[Message] = []
     for i in sorted(messages):
         fields = messages[i]

@@ -128,3 +128,16 @@ def as_list(value: Any) -> list[Any] | None:
     """A list, or a JSON string of one."""
     value = loads(value) if isinstance(value, str) else value
     return value if isinstance(value, list) else None
+
+
+def indexed_fields(attrs: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+    """Flattened `prefix{i}.field` attributes → {i: {field: value}}. Scans the keys: histories may
+    have gaps after redaction."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if key.startswith(prefix):
+            position, _, field = key[len(prefix) :].partition(".")
+            i = index(position)
+            if i is not None:
+                found.setdefault(i, {})[field] = value
+    return found

@@ -178,22 +178,8 @@ class SimModel:
         return {"role": "assistant", "content": content, "tool_calls": tool_calls}
 
 
-def _latest_link(messages: list[dict[str, Any]], link: str) -> str | None:
-    """The chain link (e.g. action_id) the latest tool result returned, if any."""
-    for message in reversed(messages):
-        if message.get("role") != "tool":
-            continue
-        try:
-            content = json.loads(message.get("content") or "")
-        except ValueError:
-            continue
-        if isinstance(content, dict) and isinstance(content.get(link), str):
-            return str(content[link])
-    return None
-
-
-def _results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The successful tool results of the conversation so far, parsed, in order."""
+def _tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every tool result of the conversation so far that is a JSON object, in order."""
     found = []
     for message in messages:
         if message.get("role") != "tool":
@@ -202,9 +188,21 @@ def _results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             content = json.loads(message.get("content") or "")
         except ValueError:
             continue
-        if isinstance(content, dict) and "error" not in content:
+        if isinstance(content, dict):
             found.append(content)
     return found
+
+
+def _latest_link(messages: list[dict[str, Any]], link: str) -> str | None:
+    """The chain link (e.g. action_id) the latest tool result returned, if any."""
+    return next(
+        (str(r[link]) for r in reversed(_tool_results(messages)) if isinstance(r.get(link), str)), None
+    )
+
+
+def _results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The successful tool results of the conversation so far, parsed, in order."""
+    return [r for r in _tool_results(messages) if "error" not in r]
 
 
 def _error(status: int, message: str) -> httpx2.Response:
