@@ -296,4 +296,5 @@ def test_a_store_from_before_the_trend_views_is_upgraded(db):
     result = cli("trend", "--db", str(db))
     assert result.returncode == 0 and result.stdout.startswith("no traces in the store yet"), result.stderr
     with Store(db, read_only=True) as store:
-        assert store.applied_migrations()[-1] == "007_trend_views"
+        applied = store.applied_migrations()
+        assert "007_trend_views" in applied and applied[-1] == MIGRATIONS[-1][0]
