@@ -10,7 +10,6 @@ from traceladder.cli.common import add_domain_option, domain_name
 from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
 from traceladder.storage.db import Store
-from traceladder.workflows.selfcheck import selfcheck
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from traceladder.workflows.selfcheck import selfcheck  # runs the agent: imports the OpenAI library
+
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
