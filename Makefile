@@ -46,8 +46,13 @@ eval-fc: $(FC_DEPS)
 	if [ -z "$$report" ] || [ ! -s "$$report" ]; then echo "eval-fc: no report was written" >&2; exit 1; fi; \
 	printf 'raw_run=%s\nreport_path=%s\neval_fc=passed\n' "$$db" "$$report"
 
+# The suite in parallel (pytest-xdist): one worker per core; worksteal rebalances the tail, where
+# one long test module would otherwise run alone. `make test PYTEST_ARGS=` runs it in one process;
+# a plain `python -m pytest …` is unchanged (one process, no xdist flags).
+PYTEST_ARGS ?= -n auto --dist worksteal
+
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 check: $(STAMP)
 	$(BIN)/ruff check traceladder tests bench

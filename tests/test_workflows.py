@@ -232,7 +232,8 @@ def test_gate_usage_errors_exit_2(three_runs):
 
 
 def test_gate_not_comparable_names_the_difference(three_runs, tmp_path):
-    db, runs = three_runs
+    db = tmp_path / "store.duckdb"
+    shutil.copy(three_runs[0], db)  # the run below goes into a copy: the module's store stays three runs
     oracle = cli("run", "--model", "sim:oracle", "--db", str(db), "--case", "fc-d1-001")
     assert oracle.returncode == 0
     gate = cli("gate", "--db", str(db), "--run", out_lines(oracle)["run_id"], "--baseline",

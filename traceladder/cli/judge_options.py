@@ -86,7 +86,7 @@ def judge_options(
 ) -> JudgeOptions | None:
     """The judge these arguments ask for; `simulated`: every trace judged is a simulated-model run's."""
     from traceladder.agent.client import check_base_url
-    from traceladder.judge.client import JudgeEndpoint
+    from traceladder.judge.endpoint import JudgeEndpoint
     from traceladder.judge.prices import load_prices
     from traceladder.judge.rubric import load_rubric
     from traceladder.judge.sim import SIM_JUDGE, transport

@@ -6,11 +6,9 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from traceladder.agent.client import ModelChoice, announce_default, choose_model
 from traceladder.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS, AgentConfig, RetryPolicy, redact_url
-from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary, run_suite, stored_run
-from traceladder.agent.sim import is_sim
 from traceladder.cli.common import (
     add_db_option,
     add_domain_option,
@@ -29,6 +27,12 @@ from traceladder.evaluation import evaluate_store
 from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import Store, open_store
 from traceladder.workflows.reports import load_report, save_json_report
+
+if TYPE_CHECKING:
+    # The agent modules import the OpenAI client library (~0.4 s): loaded only when a run starts,
+    # so that `--help` and a refused flag answer fast.
+    from traceladder.agent.client import ModelChoice
+    from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -151,6 +155,9 @@ def _resumed(store: Store, args: argparse.Namespace) -> tuple[ModelChoice, Agent
     """The model and configuration a run started with. Flags that would change them are refused,
     not ignored; --base-url is taken (the stored one has its credentials redacted) but must be
     the same endpoint."""
+    from traceladder.agent.client import choose_model
+    from traceladder.agent.runner import stored_run
+
     given = [f"--{name}" for name in _SELECTION_FLAGS if getattr(args, name) not in (None, [])]
     if given:
         raise UserError(f"--resume continues {args.resume} with its own selection; drop {', '.join(given)}")
@@ -176,6 +183,10 @@ def plain_progress(done: int, total: int, case_id: str, status: str) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from traceladder.agent.client import choose_model
+    from traceladder.agent.runner import RunOptions
+    from traceladder.agent.sim import is_sim
+
     path = db_path(args)
     with open_store(path) as store:
         if args.resume:
@@ -212,6 +223,9 @@ def handle(args: argparse.Namespace) -> int:
 def _run_with_progress(
     store: Store, choice: ModelChoice, config: AgentConfig, options: RunOptions, domain: Domain
 ) -> RunSummary:
+    from traceladder.agent.client import announce_default
+    from traceladder.agent.runner import run_suite
+
     def started(run_id: str) -> None:
         announce_default(choice)  # only once the run really starts: an error stays the only line
 

@@ -8,11 +8,9 @@ from pathlib import Path
 
 from traceladder.cli.common import add_domain_option, domain_name
 from traceladder.cli.judge_options import add_judge_endpoint_options
-from traceladder.cli.judge_selfcheck import judge_selfcheck
 from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
 from traceladder.storage.db import Store
-from traceladder.workflows.selfcheck import selfcheck
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,7 +57,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     if args.judge:
+        from traceladder.cli.judge_selfcheck import judge_selfcheck  # asks a judge: the OpenAI library
+
         return judge_selfcheck(args)
+    from traceladder.workflows.selfcheck import selfcheck  # runs the agent: imports the OpenAI library
+
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:

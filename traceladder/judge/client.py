@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -23,30 +22,10 @@ from jsonschema import Draft202012Validator
 
 from traceladder.agent.retry import classify
 from traceladder.evaluators.judge import CriterionVerdict
+from traceladder.judge.endpoint import DEFAULT_BASE_URL, JudgeEndpoint
 from traceladder.judge.rubric import Prompt, reply_schema
 
 SEED = 0
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-
-@dataclass(frozen=True)
-class JudgeEndpoint:
-    """Where the judge is. `transport` replaces the network (the simulated judge, tests)."""
-
-    model: str
-    base_url: str | None = None
-    api_key: str | None = None
-    timeout_s: float = 60.0
-    transport: httpx2.BaseTransport | None = None
-
-    @property
-    def provider(self) -> str:
-        host = urlsplit(self.base_url or DEFAULT_BASE_URL).hostname or ""
-        return (
-            "traceladder.sim"
-            if self.transport is not None
-            else ("openrouter" if "openrouter" in host else "openai")
-        )
 
 
 class Reply(NamedTuple):

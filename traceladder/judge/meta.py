@@ -17,12 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceladder.errors import UserError
-from traceladder.judge.client import JudgeClient
 from traceladder.judge.rubric import Prompt, Rubric
 from traceladder.judge.trajectory import canonical_text
+
+if TYPE_CHECKING:
+    from traceladder.judge.client import JudgeClient
 
 ERROR = "error"
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -27,7 +27,7 @@ from opentelemetry.util.types import AttributeValue
 from traceladder import __version__
 from traceladder.evaluators.judge import CriterionVerdict, Judgment
 from traceladder.instrumentation import semconv as sc
-from traceladder.judge.client import JudgeClient, JudgeEndpoint, Reply
+from traceladder.judge.endpoint import JudgeEndpoint
 from traceladder.judge.prices import Prices
 from traceladder.judge.rubric import Prompt, Rubric, build_prompt
 from traceladder.judge.trajectory import TrajectoryCall, canonical_text, trajectory, trajectory_hash
@@ -35,6 +35,9 @@ from traceladder.storage.conversations import read_exchanges
 from traceladder.storage.db import Store
 from traceladder.storage.judgments import cached_judgments, save_judge_phase
 from traceladder.storage.spans import readable_span_columns, to_arrow
+
+if TYPE_CHECKING:
+    from traceladder.judge.client import Reply
 
 JUDGE_SERVICE = "traceladder.judge"
 
@@ -247,6 +250,8 @@ def _ask_all(
     )
     provider.add_span_processor(SimpleSpanProcessor(collect))
     tracer = provider.get_tracer("traceladder.judge")
+    from traceladder.judge.client import JudgeClient  # the OpenAI client library: only when asking
+
     client = JudgeClient(options.endpoint)
     budget, lock = options.budget, threading.Lock()
     replies: dict[tuple[str, str], tuple[Reply, str]] = {}
