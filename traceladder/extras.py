@@ -12,7 +12,7 @@ from traceladder.errors import UserError
 EXTRAS = {
     "distributed": "dask",
     "clickhouse_connect": "clickhouse",
-    "chdb": "clickhouse",
+    "chdb": "chdb",
 }
 
 

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from traceladder.cli.common import db_path, int_range, seconds
+from traceladder.errors import UserError
 from traceladder.evaluation.assemble import LiveOptions
 from traceladder.text import printable
 
@@ -53,6 +54,11 @@ def evaluate_from_source(args: argparse.Namespace, live: LiveOptions) -> int:
 
     db = db_path(args)
     source = open_source(args.source) if args.source else StoreSource(db)
+    if args.dask and source.name.startswith("chdb:"):
+        raise UserError(
+            "chdb is embedded: one process per data path, so Dask workers cannot read it; "
+            "use a ClickHouse server (clickhouse://…) or export to Parquet"
+        )
     shards = args.shards or source.natural_shards() or DEFAULT_SHARDS
     job = ShardJob(source, shards, args.run, args.domain, args.cases, live)
     executor = executor_for(args.dask, timeout_s=args.dask_timeout)

@@ -13,6 +13,7 @@ The source travels to Dask workers with it, so workers need no variable of their
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -68,14 +69,16 @@ class ClickHouseSource:
         if found is not None:
             return found
         cc = require("clickhouse_connect", "reading ClickHouse")
+        # The driver logs a failed request before raising it; we report it once, as one line.
+        logging.getLogger("clickhouse_connect").setLevel(logging.CRITICAL)
         try:
             if self.chdb_path:
-                require("chdb", "embedded ClickHouse (chdb://)")
-                made = cc.get_client(dsn=f"chdb://{self.chdb_path}", database=self.database)
+                require("chdb", "embedded ClickHouse (chdb:///path)")
+                made = cc.get_client(dsn=f"chdb://{self.chdb_path}")
             else:
                 made = cc.get_client(
                     host=self.host, port=self.port, username=self.user or "default", password=self.password,
-                    database=self.database, secure=self.secure, connect_timeout=self.timeout_s,
+                    secure=self.secure, connect_timeout=self.timeout_s,
                     send_receive_timeout=max(self.timeout_s, 300.0),
                 )  # fmt: skip
         except Exception as exc:  # the driver's errors have no common base worth naming here
@@ -126,6 +129,8 @@ class ClickHouseSource:
         """Run a statement (DDL) on the source's connection."""
         try:
             return self.client().command(sql)
+        except UserError:
+            raise
         except Exception as exc:
             raise UserError(f"{self.name}: {self._scrub(first_line(exc))}") from None
 

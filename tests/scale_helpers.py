@@ -1,0 +1,67 @@
+"""Shared data for the scale tests (issue 15): one store per test process holding a 72-case
+simulated suite run and the real producer captures (OTel GenAI, OpenInference, OpenLLMetry), its
+results from the ordinary in-store `evaluate`, and a Parquet export of it."""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+import duckdb
+from conftest import ROOT, cli
+
+from traceladder.sources.shard import shard_of
+
+_BUILT: dict[str, Path] = {}
+
+# The result columns that depend on when and where a trace was judged, not on what was judged.
+_VOLATILE = {"trace_results": "evaluated_at, judged_seq", "rung_results": "", "findings": ""}
+
+
+def dataset(tmp_path_factory) -> Path:
+    """The directory holding `store.duckdb` (spans + in-store results) and `export/` (4 shards)."""
+    if "dir" in _BUILT:
+        return _BUILT["dir"]
+    root = tmp_path_factory.mktemp("scale")
+    db = root / "store.duckdb"
+    done = cli("run", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    captures = sorted(glob.glob(str(ROOT / "tests/fixtures/producers/*/*/traces-*.pb")))
+    assert len(captures) >= 12
+    done = cli("ingest", "--db", str(db), *captures)
+    assert done.returncode == 0, done.stderr
+    done = cli("evaluate", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    done = cli("export", "--db", str(db), "--out", str(root / "export"), "--shards", "4")
+    assert done.returncode == 0, done.stderr
+    _BUILT["dir"] = root
+    return root
+
+
+def results(db: Path) -> dict[str, list[tuple]]:
+    """Every result row of the store, sorted, without the when/where columns."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        out = {}
+        for table, volatile in _VOLATILE.items():
+            exclude = f" EXCLUDE ({volatile})" if volatile else ""
+            out[table] = con.execute(f"SELECT *{exclude} FROM {table} ORDER BY ALL").fetchall()
+        return out
+    finally:
+        con.close()
+
+
+def assert_same_results(db: Path, reference: Path) -> None:
+    got, want = results(db), results(reference)
+    assert len(want["trace_results"]) == 90  # 72 suite traces + 18 captured ones
+    for table in want:
+        assert got[table] == want[table], table
+
+
+def trace_shards(db: Path, shards: int) -> dict[str, int]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        ids = [r[0] for r in con.execute("SELECT DISTINCT trace_id FROM spans").fetchall()]
+    finally:
+        con.close()
+    return {t: shard_of(t, shards) for t in ids}
