@@ -66,6 +66,12 @@ def test_parquet_source_through_the_cli_judges_like_the_store(data, tmp_path):
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("evaluated=90 ")
         assert_same_results(db, data / "store.duckdb")
+    done = cli("evaluate", "--db", str(db), "--source", f"parquet:{data / 'export'}", "--run", "nope")
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"traceladder: no traces of run nope in parquet:{data / 'export'}\n",
+    )
+    assert_same_results(db, data / "store.duckdb")  # nothing was replaced
 
 
 @pytest.mark.parametrize("shards", [1, 2, 3])  # 2 divides the export's 4 (pruned), 3 does not
@@ -139,17 +145,15 @@ def test_a_worker_killed_mid_shard_is_retried_and_nothing_changes(data, tmp_path
     killed: list[tuple[int, int]] = []
 
     def kill_one() -> None:
+        """Once both shards are being read (each read takes 1.5 s), SIGKILL the first reader."""
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            busy = {w: keys for w, keys in executor.client.processing().items() if keys}
-            if busy and log.exists() and len(log.read_text().splitlines()) >= 2:
-                pids = executor.client.run(os.getpid)
-                shard_by_pid = {
-                    int(p): int(s) for s, p in (line.split() for line in log.read_text().splitlines())
-                }
-                pid = pids[next(iter(busy))]
+            lines = log.read_text().split("\n")[:-1] if log.exists() else []
+            if len(lines) >= 2:
+                workers = set(executor.client.run(os.getpid).values())
+                shard, pid = next((int(s), int(p)) for s, p in map(str.split, lines) if int(p) in workers)
                 os.kill(pid, signal.SIGKILL)
-                killed.append((pid, shard_by_pid[pid]))
+                killed.append((pid, shard))
                 return
             time.sleep(0.05)
 

@@ -18,7 +18,7 @@ from traceladder.errors import UserError
 from traceladder.evaluation.executors import InProcess
 from traceladder.evaluation.shards import ShardJob, evaluate_source
 from traceladder.sources.clickhouse import ClickHouseSource, parse_clickhouse
-from traceladder.sources.otel_traces import OTEL_TRACES_SCHEMA
+from traceladder.sources.otel_traces import OTEL_TRACES_SCHEMA, as_string
 from traceladder.sources.shard import CLICKHOUSE_SHARD
 
 DDL = ROOT / "tests" / "fixtures" / "clickhouse" / "otel_traces.sql"
@@ -125,3 +125,13 @@ def test_the_password_comes_from_the_environment_and_is_never_shown():
     assert src.password == "s3cret"
     assert "s3cret" not in repr(src) + src.name
     assert src.name == "clickhouse://reader@ch.example:8443/otel?table=otel_traces&secure=1"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(1.5, "1.5"), (1e-7, "1e-7"), (1e21, "1e+21"), (100.0, "100"), (1e16, "10000000000000000"), (True, "true"),
+     (3, "3"), (None, ""), ([1, "a"], '[1,"a"]'), ({"b": 1, "a": "<&>"}, '{"a":"\\u003c\\u0026\\u003e","b":1}')],
+)  # fmt: skip
+def test_values_are_written_as_the_exporters_as_string_does(value, text):
+    """pcommon.Value.AsString(): ES6 number formatting, Go's json.Marshal (sorted keys, HTML escapes)."""
+    assert as_string(value) == text

@@ -25,6 +25,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
 from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
 from traceladder.evaluation.executors import Executor
@@ -141,6 +142,8 @@ def evaluate_source(
             yield collector.accept(result)
         if collector.missing():
             raise RuntimeError(f"shards {collector.missing()} never came back")
+        if job.run_id is not None and not collector.traces:  # as the in-store evaluate says it
+            raise UserError(f"no traces of run {job.run_id} in {source.name}")
 
     def finish(conn: duckdb.DuckDBPyConnection) -> None:
         sampling = job.live.sampling
