@@ -13,6 +13,7 @@ from conftest import ROOT, cli
 from traceladder.sources.shard import shard_of
 
 _BUILT: dict[str, Path] = {}
+_HELP: dict[str, str] = {}
 
 # The result columns that depend on when and where a trace was judged, not on what was judged.
 _VOLATILE = {"trace_results": "evaluated_at, judged_seq", "rung_results": "", "findings": ""}
@@ -30,12 +31,20 @@ def dataset(tmp_path_factory) -> Path:
     assert len(captures) >= 12
     done = cli("ingest", "--db", str(db), *captures)
     assert done.returncode == 0, done.stderr
-    done = cli("evaluate", "--db", str(db))
+    done = cli("evaluate", "--db", str(db), *no_judge())
     assert done.returncode == 0, done.stderr
     done = cli("export", "--db", str(db), "--out", str(root / "export"), "--shards", "4")
     assert done.returncode == 0, done.stderr
     _BUILT["dir"] = root
     return root
+
+
+def no_judge() -> list[str]:
+    """`--no-judge` where `evaluate` has rung 5 (an LLM judge, on by default for simulated runs):
+    sharded evaluation does not run rung 5, so the in-store reference must not either."""
+    if "help" not in _HELP:
+        _HELP["help"] = cli("evaluate", "--help").stdout
+    return ["--no-judge"] if "--no-judge" in _HELP["help"] else []
 
 
 def results(db: Path) -> dict[str, list[tuple]]:

@@ -20,6 +20,7 @@ import pytest
 from conftest import cli
 from scale_helpers import assert_same_results, dataset, results
 
+from traceladder.errors import UserError
 from traceladder.evaluation.executors import DaskExecutor, InProcess
 from traceladder.evaluation.shards import ShardJob, evaluate_source
 from traceladder.sources import open_source
@@ -61,11 +62,10 @@ def test_the_export_is_hive_partitioned_by_trace(data):
 
 def test_parquet_source_through_the_cli_judges_like_the_store(data, tmp_path):
     db = tmp_path / "results.duckdb"
-    for _ in range(2):  # a second run replaces, never adds
-        done = cli("evaluate", "--db", str(db), "--source", f"parquet:{data / 'export'}")
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith("evaluated=90 ")
-        assert_same_results(db, data / "store.duckdb")
+    done = cli("evaluate", "--db", str(db), "--source", f"parquet:{data / 'export'}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("evaluated=90 spans=410 ")
+    assert_same_results(db, data / "store.duckdb")
     done = cli("evaluate", "--db", str(db), "--source", f"parquet:{data / 'export'}", "--run", "nope")
     assert (done.returncode, done.stderr) == (
         2,
@@ -75,12 +75,13 @@ def test_parquet_source_through_the_cli_judges_like_the_store(data, tmp_path):
 
 
 @pytest.mark.parametrize("shards", [1, 2, 3])  # 2 divides the export's 4 (pruned), 3 does not
-def test_any_shard_count_gives_the_same_rows(data, tmp_path, shards):
+def test_any_shard_count_gives_the_same_rows_and_a_rerun_replaces(data, tmp_path, shards):
     db = tmp_path / "r.duckdb"
-    summary, spans = evaluate_source(db, ParquetSource(data / "export"), InProcess(),
-                                     ShardJob(ParquetSource(data / "export"), shards))  # fmt: skip
-    assert summary.units == 90 and spans == 410
-    assert_same_results(db, data / "store.duckdb")
+    source = ParquetSource(data / "export")
+    for _ in range(2 if shards == 3 else 1):
+        summary, spans = evaluate_source(db, source, InProcess(), ShardJob(source, shards))
+        assert summary.units == 90 and spans == 410
+        assert_same_results(db, data / "store.duckdb")
 
 
 def test_the_store_itself_as_a_sharded_source(data, tmp_path):
@@ -179,34 +180,54 @@ def test_a_worker_killed_mid_shard_is_retried_and_nothing_changes(data, tmp_path
     ("args", "says"),
     [
         (["--source", "parquet:/missing"], "parquet source /missing is not a directory"),
-        (["--source", "s3://bucket/spans"], "unknown --source 's3'"),
-        (["--source", "parquet:{empty}"], "has no .parquet files"),
-        (["--source", "parquet:{foreign}"], "lacks the span columns trace_id, span_id"),
         (["--source", "clickhouse://bob:s3cret@127.0.0.1/otel"], "never in the URL"),
-        (
-            ["--source", "clickhouse://bob@127.0.0.1:9/otel?timeout=1"],
-            "cannot connect to clickhouse://bob@127.0.0.1:9/otel",
-        ),
         (
             ["--shards", "2", "--dask", "tcp://127.0.0.1:9", "--dask-timeout", "1"],
             "cannot reach the Dask scheduler",
         ),
-        (["--source", "chdb:///tmp/x", "--dask", "local:1"], "Dask workers cannot read it"),
     ],
 )
-def test_bad_sources_are_one_line(tmp_path, args, says):
-    (tmp_path / "empty").mkdir()
-    (tmp_path / "empty" / "notes.txt").write_text("no spans here")
-    (tmp_path / "foreign").mkdir()
-    duckdb.execute(f"COPY (SELECT 1 AS x) TO '{tmp_path / 'foreign' / 'a.parquet'}' (FORMAT parquet)")
-    args = [
-        a.replace("{empty}", str(tmp_path / "empty")).replace("{foreign}", str(tmp_path / "foreign"))
-        for a in args
-    ]
+def test_bad_sources_are_one_line_through_the_cli(tmp_path, args, says):
     done = cli("evaluate", "--db", str(tmp_path / "r.duckdb"), *args)
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr, done.stderr
     assert "s3cret" not in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("s3://bucket/spans", "unknown --source 's3'"),
+        ("parquet:{empty}", "has no .parquet files"),
+        ("parquet:{foreign}", "lacks the span columns trace_id, span_id"),
+        ("duckdb:{foreign}/a.parquet", "cannot open"),
+        (
+            "clickhouse://bob@127.0.0.1:9/otel?timeout=1",
+            "cannot connect to clickhouse://bob@127.0.0.1:9/otel",
+        ),
+        ("clickhouse://bob@127.0.0.1/otel?user=x", "unknown parameter 'user'"),
+        ("chdb://relative/path", "chdb needs an absolute path"),
+    ],
+)
+def test_bad_sources_are_one_user_error(tmp_path, spec, says):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no spans here")
+    (tmp_path / "foreign").mkdir()
+    duckdb.execute(f"COPY (SELECT 1 AS x) TO '{tmp_path / 'foreign' / 'a.parquet'}' (FORMAT parquet)")
+    spec = spec.replace("{empty}", str(tmp_path / "empty")).replace("{foreign}", str(tmp_path / "foreign"))
+    with pytest.raises(UserError) as raised:
+        open_source(spec).check()
+    assert says in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_chdb_is_refused_on_dask_in_one_line(tmp_path):
+    done = cli(
+        "evaluate", "--db", str(tmp_path / "r.duckdb"), "--source", "chdb:///tmp/x", "--dask", "local:1"
+    )
+    assert (done.returncode, done.stderr.count("\n")) == (
+        2,
+        1,
+    ) and "Dask workers cannot read it" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -53,6 +53,11 @@ def evaluate_from_source(args: argparse.Namespace, live: LiveOptions) -> int:
     from traceladder.sources.store import StoreSource
 
     db = db_path(args)
+    # Rung 5 (an LLM judge) keeps its cache and its own spans in the store it judges; a shard's
+    # scratch store would lose both, so sharded evaluation runs the code rungs only, and says so
+    # when a judge is asked for (the attributes exist where `evaluate` has the judge options).
+    if getattr(args, "judge_model", None) and not getattr(args, "no_judge", False):
+        raise UserError("rung 5 (the judge) does not run with --source/--shards/--dask; judge in a store")
     source = open_source(args.source) if args.source else StoreSource(db)
     if args.dask and source.name.startswith("chdb:"):
         raise UserError(
