@@ -47,6 +47,22 @@ def no_judge() -> list[str]:
     return ["--no-judge"] if "--no-judge" in _HELP["help"] else []
 
 
+# The agent traces of the store: a store may also hold the LLM judge's own spans (source
+# `judge`), which are never judged and which the Collector would not have written to ClickHouse.
+AGENT_SPANS = "SELECT * FROM spans WHERE source IS DISTINCT FROM 'judge'"
+
+
+def counts(db: Path) -> tuple[int, int]:
+    """(spans, traces) of the store's agent spans."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        row = con.execute(f"SELECT count(*), count(DISTINCT trace_id) FROM ({AGENT_SPANS})").fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+    finally:
+        con.close()
+
+
 def results(db: Path) -> dict[str, list[tuple]]:
     """Every result row of the store, sorted, without the when/where columns."""
     con = duckdb.connect(str(db), read_only=True)
@@ -70,7 +86,7 @@ def assert_same_results(db: Path, reference: Path) -> None:
 def trace_shards(db: Path, shards: int) -> dict[str, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        ids = [r[0] for r in con.execute("SELECT DISTINCT trace_id FROM spans").fetchall()]
+        ids = [r[0] for r in con.execute(f"SELECT DISTINCT trace_id FROM ({AGENT_SPANS})").fetchall()]
     finally:
         con.close()
     return {t: shard_of(t, shards) for t in ids}

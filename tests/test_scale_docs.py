@@ -62,8 +62,8 @@ def test_the_page_runs_as_written(tmp_path: Path) -> None:
         proc.communicate()
     assert proc.returncode == 0, stderr
     # parquet in process, parquet on the scheduler, chdb: each judged all 72
-    assert stdout.count("evaluated=72 spans=310 ") == 3, stdout
-    assert "rows 310" in stdout
+    assert len(re.findall(r"^evaluated=72 spans=\d+ ", stdout, re.M)) == 3, stdout
+    assert re.search(r"^rows \d+$", stdout, re.M)
     # the in-store reference: the traces `run` stored, judged where they are
     done = subprocess.run([sys.executable, "-m", "traceladder", "evaluate", "--db", str(tmp_path / "spans.duckdb"),
                            *no_judge()], capture_output=True, text=True, timeout=120)  # fmt: skip
