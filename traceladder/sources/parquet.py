@@ -94,12 +94,17 @@ class ParquetSource:
             raise UserError(
                 f"parquet source {self.root} has no .parquet files; write one with `traceladder export`"
             )
+        con = duckdb.connect()
         try:
-            names = set(duckdb.connect().execute(
-                f"SELECT name FROM parquet_schema({_quote(str(files[0]))})").fetchall())  # fmt: skip
+            names = {
+                row[0]
+                for row in con.execute(f"SELECT name FROM parquet_schema({_quote(str(files[0]))})").fetchall()
+            }
         except duckdb.Error as exc:
             raise UserError(f"parquet source {files[0]} cannot be read: {first_line(exc)}") from None
-        missing = [c for c in SPAN_COLUMNS if (c,) not in names]
+        finally:
+            con.close()
+        missing = [c for c in SPAN_COLUMNS if c not in names]
         if missing:
             raise UserError(
                 f"parquet source {self.root} lacks the span columns {', '.join(missing[:5])}; "
