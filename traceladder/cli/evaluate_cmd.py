@@ -16,6 +16,7 @@ from traceladder.cli.common import (
     warn_unseen_policy_sections,
 )
 from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged, simulated_runs
+from traceladder.cli.sources_opt import add_source_options, evaluate_from_source, uses_sources
 from traceladder.evaluation import evaluate_store
 from traceladder.storage.db import open_store
 from traceladder.text import printable
@@ -40,12 +41,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
     add_live_options(p)
+    add_source_options(p)
     add_judge_options(p)
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     live = live_options(args)
+    if uses_sources(args):
+        return evaluate_from_source(args, live)
 
     def say(text: str) -> None:
         print(f"traceladder: evaluate: {printable(text)}", file=sys.stderr, flush=True)

@@ -324,10 +324,10 @@ def _post_process(t: pa.Table) -> pa.Table:
             last = cache.get(raw) or cache.setdefault(raw, dumps(json_attributes(loads(raw))).decode())
         resources[i] = last
     put("resource", resources)
-    return _with_tool_columns(t)
+    return with_tool_columns(t)
 
 
-def _with_tool_columns(t: pa.Table) -> pa.Table:
+def with_tool_columns(t: pa.Table) -> pa.Table:
     """The materialised tool columns, computed in Python only for spans that mention a tool."""
     attributes = t.column("attributes")
     toolish = pc.is_valid(attributes)

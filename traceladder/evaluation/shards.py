@@ -1,0 +1,170 @@
+"""Sharded evaluation of a span source: each task reads one shard of traces, judges it with the
+store's own evaluation, and returns Arrow result tables; the results are written once.
+
+A shard task (`judge_shard`) writes its spans into a scratch in-memory store — the path every
+span takes: dedupe, tool calls extracted by the conventions, the trace index — and runs
+`evaluate_store` on it, exactly as `traceladder evaluate` does on a store. Nothing judges twice:
+there is one judging path, and this module only moves spans in and result tables out.
+
+Correctness by construction, checked anyway (`_Collector`): a shard is a function of the trace
+id, so a trace is never split; every shard number must come back exactly once, every trace in a
+shard's results must hash to that shard and appear in no other — otherwise nothing is written.
+A task is a pure function of (source, shard), so Dask re-running it after a worker died gives the
+same tables. Results of a run replace earlier results trace by trace, in one transaction:
+running it again changes nothing but `evaluated_at`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from traceladder.errors import UserError
+from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
+from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
+from traceladder.evaluation.executors import Executor
+from traceladder.sources.base import SpanSource
+from traceladder.sources.shard import shard_of
+from traceladder.sources.store import StoreSource
+from traceladder.storage.db import Store, open_store
+from traceladder.storage.readers import read_units
+from traceladder.storage.results import (
+    FINDING_SCHEMA,
+    RUNG_RESULT_SCHEMA,
+    TRACE_RESULT_SCHEMA,
+    ResultTables,
+    write_result_batches,
+)
+from traceladder.storage.writes import write_batch
+
+DEFAULT_SHARDS = 8
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """What every shard task needs: plain data, pickled once per task by Dask."""
+
+    source: SpanSource
+    shards: int
+    run_id: str | None = None
+    domain: str | None = None
+    cases_path: Path | None = None
+    live: LiveOptions = NO_LIVE_OPTIONS
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    shard: int
+    spans: int
+    tables: ResultTables
+
+
+def _read_back(scratch: Store) -> ResultTables:
+    """The scratch store's results as Arrow. `judged_seq` is an arrival number of the scratch
+    store, meaningless anywhere else: it is left empty."""
+
+    def table(name: str, schema: pa.Schema, order: str) -> pa.Table:
+        got = scratch.conn.sql(
+            f"SELECT {', '.join(schema.names)} FROM {name} ORDER BY {order}"
+        ).to_arrow_table()
+        return got.cast(schema)
+
+    traces = table("trace_results", TRACE_RESULT_SCHEMA, "trace_id")
+    traces = traces.set_column(
+        traces.schema.get_field_index("judged_seq"), "judged_seq", pa.nulls(traces.num_rows, pa.int64())
+    )
+    return ResultTables(
+        traces,
+        table("rung_results", RUNG_RESULT_SCHEMA, "trace_id, rung, rung_name"),
+        table("findings", FINDING_SCHEMA, "ALL"),
+    )
+
+
+def judge_shard(job: ShardJob, shard: int) -> ShardResult:
+    """Read one shard, judge it in a scratch store, return its result tables (runs on a worker)."""
+    spans = job.source.read_shard(shard, job.shards)
+    with Store(Path(":memory:")) as scratch:
+        write_batch(scratch, spans=spans)
+        if job.run_id is not None and not read_units(scratch, job.run_id):
+            return ShardResult(shard, spans.num_rows, ResultTables.concat([]))
+        evaluate_store(
+            scratch, run_id=job.run_id, domain=job.domain, cases_path=job.cases_path, workers=1, live=job.live
+        )
+        return ShardResult(shard, spans.num_rows, _read_back(scratch))
+
+
+@dataclass
+class _Collector:
+    """Checks every shard's result as it arrives (see the module docstring) and counts verdicts."""
+
+    shards: int
+    done: set[int] = field(default_factory=set)
+    traces: set[str] = field(default_factory=set)
+    verdicts: Counter[str] = field(default_factory=Counter)
+    runs: set[str] = field(default_factory=set)
+    spans: int = 0
+
+    def accept(self, result: ShardResult) -> ResultTables:
+        if result.shard in self.done or not 0 <= result.shard < self.shards:
+            raise RuntimeError(f"shard {result.shard} of {self.shards} came back twice or out of range")
+        self.done.add(result.shard)
+        ids = result.tables.traces.column("trace_id").to_pylist()
+        for trace_id in ids:
+            if shard_of(trace_id, self.shards) != result.shard or trace_id in self.traces:
+                raise RuntimeError(f"trace {trace_id} judged in the wrong shard or twice")
+            self.traces.add(trace_id)
+        self.verdicts.update(result.tables.traces.column("verdict").to_pylist())
+        self.runs.update(r for r in result.tables.traces.column("run_id").to_pylist() if r)
+        self.spans += result.spans
+        return result.tables
+
+    def missing(self) -> list[int]:
+        return sorted(set(range(self.shards)) - self.done)
+
+
+def evaluate_source(
+    db: Path, source: SpanSource, executor: Executor, job: ShardJob
+) -> tuple[EvaluationSummary, int]:
+    """Judge every trace of `source` in `job.shards` shard tasks on `executor`; write the results
+    into the store at `db` in one transaction. Returns the summary and the spans read."""
+    source.check()
+    collector = _Collector(job.shards)
+    task = partial(judge_shard, job)
+
+    def stream() -> Iterator[ResultTables]:
+        for result in executor.map_unordered(task, range(job.shards)):
+            yield collector.accept(result)
+        if collector.missing():
+            raise RuntimeError(f"shards {collector.missing()} never came back")
+        if job.run_id is not None and not collector.traces:  # as the in-store evaluate says it
+            raise UserError(f"no traces of run {job.run_id} in {source.name}")
+
+    def finish(conn: duckdb.DuckDBPyConnection) -> None:
+        sampling = job.live.sampling
+        if not sampling.everything:
+            conn.execute(
+                "INSERT INTO sampling (stage, rate, keep_errors) VALUES ('evaluate', ?, ?)",
+                [sampling.rate, sampling.keep_errors],
+            )
+
+    if isinstance(source, StoreSource) and source.path.resolve() == db.resolve():
+        # The source is the results store: workers open it read-only, which DuckDB refuses while
+        # this process holds it for writing — so collect first, then write.
+        with open_store(db):
+            pass  # fold what a receiver acknowledged, so the shards see it
+        tables = list(stream())
+        with open_store(db) as store:
+            write_result_batches(store, tables, after=finish)
+    else:
+        with open_store(db) as store:
+            write_result_batches(store, stream(), after=finish)
+    summary = EvaluationSummary(
+        len(collector.traces), tuple(sorted(collector.runs)), dict(collector.verdicts)
+    )
+    return summary, collector.spans
