@@ -5,17 +5,15 @@ least be consistent YAML (every pipeline names components that are defined)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 from conftest import ROOT
+from doc_pages import blocks as doc_blocks
+from doc_pages import free_port, run_bash_blocks
 from scale_helpers import no_judge, results
 
 DOC = ROOT / "docs" / "scale.md"
@@ -23,7 +21,7 @@ NOT_RUN = "# not run in tests: "
 
 
 def blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    return doc_blocks(DOC, lang)
 
 
 def test_blocks_not_run_say_why_and_the_collector_configs_are_consistent() -> None:
@@ -43,24 +41,9 @@ def test_blocks_not_run_say_why_and_the_collector_configs_are_consistent() -> No
 
 def test_the_page_runs_as_written(tmp_path: Path) -> None:
     (tmp_path / "tests").symlink_to(ROOT / "tests")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = str(probe.getsockname()[1])
-    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + "\n".join(
-        blocks("bash")
-    ).replace("8786", port)
-    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.Popen(
-        ["bash", "-c", script], cwd=tmp_path, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
-    try:
-        stdout, stderr = proc.communicate(timeout=300)
-    finally:  # a hang must not leave the scheduler or workers behind
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-    assert proc.returncode == 0, stderr
+    done = run_bash_blocks(DOC, tmp_path, ("8786", free_port()))
+    stdout = done.stdout
+    assert done.returncode == 0, done.stderr
     # parquet in process, parquet on the scheduler, chdb: each judged all 72
     assert len(re.findall(r"^evaluated=72 spans=\d+ ", stdout, re.M)) == 3, stdout
     assert re.search(r"^rows \d+$", stdout, re.M)
