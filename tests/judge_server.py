@@ -6,6 +6,8 @@ It records every request it gets (the trajectory the judge was shown) and answer
 * `garbage` — prose, never JSON (an unparsable judge);
 * `garbage_once` — prose for the first request about a trajectory, a valid pass after;
 * `html` — an HTML page with status 200;
+* `plain` — refuses `response_format` and `seed` with a 400 naming the field (as some servers do),
+  then answers like `pass`;
 * `labels` / `flip` / `flip_every_other` — the labels of the meta-evaluation item whose
   trajectory it was shown (`labels` maps canonical trajectory text → labels): as labelled, always
   the opposite, or the opposite on every second request about the same item.
@@ -26,7 +28,8 @@ OPPOSITE = {"pass": "fail", "fail": "pass"}
 class JudgeServer:
     def __init__(self, mode: str = "pass", labels: dict[str, dict[str, str]] | None = None) -> None:
         self.mode, self.labels = mode, labels or {}
-        self.trajectories: list[dict[str, Any]] = []
+        self.trajectories: list[dict[str, Any]] = []  # one per request, refused ones included
+        self.requests: list[dict[str, Any]] = []
         self.seen: Counter[str] = Counter()
         self.lock = threading.Lock()
         server = self
@@ -54,9 +57,14 @@ class JudgeServer:
         text = next(m["content"] for m in body["messages"] if m["role"] == "user")
         asked = re.findall(r'^- "([^"]+)":', system, re.MULTILINE)
         with self.lock:
+            self.requests.append(body)
             self.trajectories.append(json.loads(text))
             self.seen[text] += 1
             nth = self.seen[text]
+        for field in ("response_format", "seed") if self.mode == "plain" else ():
+            if field in body:
+                message = {"error": {"message": f"Unrecognized request argument supplied: {field}"}}
+                return 400, json.dumps(message).encode(), "application/json"
         if self.mode == "html":
             return 200, b"<html><body>502 Bad Gateway</body></html>", "text/html"
         if self.mode == "garbage" or (self.mode == "garbage_once" and nth == 1):

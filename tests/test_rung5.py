@@ -150,3 +150,16 @@ def test_an_unreachable_judge_with_credentials_in_its_url_leaks_nothing(db):
     stored = rows(db, "SELECT string_agg(coalesce(error, ''), ' ') FROM trace_judgments")[0][0]
     spans = rows(db, "SELECT string_agg(attributes::VARCHAR, ' ') FROM spans WHERE source = 'judge'")[0][0]
     assert "s3cr3t" not in (stored or "") + (spans or "") and "(connection)" in stored
+
+
+def test_a_server_that_refuses_optional_fields_is_asked_without_them(db, tmp_path):
+    with JudgeServer("plain") as server:
+        done = cli("evaluate", "--db", str(db), "--judge-concurrency", "1", *judge_args(server, tmp_path))
+    assert done.returncode == 0, done.stderr
+    first, second, third, *rest = server.requests
+    assert "response_format" in first and "seed" in first  # asked for structured output, then …
+    assert "response_format" not in second and "seed" in second  # … without it, then without the seed
+    assert "response_format" not in third and "seed" not in third
+    assert rest and all("response_format" not in r and "seed" not in r for r in rest)  # never again
+    assert all(r["temperature"] == 0 for r in server.requests)
+    assert rows(db, "SELECT DISTINCT outcome FROM trace_judgments") == [("judged",)]

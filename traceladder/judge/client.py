@@ -56,7 +56,7 @@ class JudgeClient:
             timeout=endpoint.timeout_s,
             http_client=http,
         )
-        self._structured = True  # cleared once the server refuses response_format
+        self._refused: set[str] = set()  # optional request fields this server said it does not take
         self._lock = threading.Lock()
         self._validators: dict[tuple[str, ...], Draft202012Validator] = {}
 
@@ -95,23 +95,23 @@ class JudgeClient:
         return Reply(None, f"{error} (after 2 attempts)", tokens_in, tokens_out, 2, text, model)
 
     def _create(self, messages: list[dict[str, str]], criteria: tuple[str, ...]) -> Any:
-        kwargs: dict[str, Any] = {
-            "model": self.endpoint.model,
-            "messages": messages,
-            "temperature": 0,
-            "seed": SEED,
-        }
-        if self._structured:
-            schema = {"name": "judgment", "schema": reply_schema(criteria), "strict": True}
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": schema}
-        try:
-            return self._client.chat.completions.create(**kwargs)
-        except openai.BadRequestError as exc:
-            if not self._structured or "response_format" not in str(exc.message):
-                raise
-            self._structured = False  # this server takes no structured output: ask in prose
-            kwargs.pop("response_format")
-            return self._client.chat.completions.create(**kwargs)
+        """One request. A server that refuses an optional field (`response_format`, `seed`) by
+        name is asked again without it, and never sent it again by this client."""
+        while True:
+            kwargs: dict[str, Any] = {"model": self.endpoint.model, "messages": messages, "temperature": 0}
+            if "seed" not in self._refused:
+                kwargs["seed"] = SEED
+            if "response_format" not in self._refused:
+                schema = {"name": "judgment", "schema": reply_schema(criteria), "strict": True}
+                kwargs["response_format"] = {"type": "json_schema", "json_schema": schema}
+            try:
+                return self._client.chat.completions.create(**kwargs)
+            except openai.BadRequestError as exc:
+                refused = [f for f in ("response_format", "seed") if f in kwargs and f in str(exc.message)]
+                if not refused:
+                    raise
+                with self._lock:
+                    self._refused.update(refused)
 
     def _parse(
         self, response: Any, criteria: tuple[str, ...], codes: dict[str, str]
