@@ -19,6 +19,7 @@ from traceladder.conventions.sources import (
     ToolResult,
     Turn,
     sighting,
+    tool_definitions,
 )
 from traceladder.conventions.values import (
     ABSENT,
@@ -146,17 +147,7 @@ def schemas(attrs: dict[str, Any]) -> tuple[Any, ...]:
 
 def definitions(schemas: tuple[Any, ...]) -> list[DefinitionSource]:
     """`llm.tools.{i}.tool.json_schema`: OpenAI's nested {type, function: {name, ...}}."""
-    out = []
-    for schema in schemas:
-        item = as_dict(schema)
-        if item is None:
-            continue
-        item = as_dict(item.get("function")) or item
-        name, description = item.get("name"), item.get("description")
-        if isinstance(name, str) and name:
-            description = description if isinstance(description, str) else None
-            out.append(DefinitionSource(name, description, item.get("parameters"), OPENINFERENCE))
-    return out
+    return tool_definitions(schemas, OPENINFERENCE)
 
 
 def tool_span_definition(attrs: dict[str, Any]) -> DefinitionSource | None:

@@ -20,6 +20,7 @@ from traceladder.conventions.sources import (
     ToolResult,
     Turn,
     sighting,
+    tool_definitions,
 )
 from traceladder.conventions.values import (
     ABSENT,
@@ -171,17 +172,7 @@ def assistant_turns(value: Any) -> int:
 def definitions(value: Any) -> list[DefinitionSource]:
     """`gen_ai.tool.definitions`: flat {type, name, description, parameters}; OpenAI's nested
     {type, function: {...}} is accepted too."""
-    out = []
-    for item in as_list(value) or ():
-        item = as_dict(item)
-        if item is None:
-            continue
-        item = as_dict(item.get("function")) or item
-        name, description = item.get("name"), item.get("description")
-        if isinstance(name, str) and name:
-            description = description if isinstance(description, str) else None
-            out.append(DefinitionSource(name, description, item.get("parameters"), OTEL_GENAI))
-    return out
+    return tool_definitions(as_list(value) or (), OTEL_GENAI)
 
 
 def execution_definition(attrs: dict[str, Any]) -> DefinitionSource | None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from traceladder.conventions.values import ABSENT, ARGS_NONE, canonical
+from traceladder.conventions.values import ABSENT, ARGS_NONE, as_dict, canonical
 
 
 class Sighting(NamedTuple):
@@ -100,6 +100,22 @@ class DefinitionSource(NamedTuple):
     description: str | None
     parameters: Any  # the schema as recorded (JSON text or structured), serialised only if chosen
     convention: str
+
+
+def tool_definitions(items: Any, convention: str) -> list[DefinitionSource]:
+    """A recorded tool list — flat {type, name, description, parameters} or OpenAI's nested
+    {type, function: {...}} — as definitions; entries without a name are skipped."""
+    out = []
+    for raw in items:
+        item = as_dict(raw)
+        if item is None:
+            continue
+        item = as_dict(item.get("function")) or item
+        name, description = item.get("name"), item.get("description")
+        if isinstance(name, str) and name:
+            description = description if isinstance(description, str) else None
+            out.append(DefinitionSource(name, description, item.get("parameters"), convention))
+    return out
 
 
 class DefinitionList(NamedTuple):
