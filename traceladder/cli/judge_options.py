@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from traceladder.errors import UserError
-from traceladder.evaluation.evaluate import EvaluationSummary, judge_line
+from traceladder.evaluation.evaluate import EvaluationSummary
 from traceladder.judge.phase import JudgeBudget, JudgeOptions
 from traceladder.storage.db import Store
 from traceladder.text import printable
@@ -136,6 +136,5 @@ def simulated_runs(store: Store, run_id: str | None) -> bool:
 
 def say_judged(summary: EvaluationSummary) -> None:
     """One stderr line on what the judge did (nothing without a judge)."""
-    line = judge_line(summary)
-    if line:
-        print(f"traceladder: {printable(line)}", file=sys.stderr, flush=True)
+    if summary.judge is not None:
+        print(f"traceladder: {printable(summary.judge.line())}", file=sys.stderr, flush=True)

@@ -113,15 +113,3 @@ def evaluate_store(
 
         write_result_batches(store, counted(stream), after=finish)
     return EvaluationSummary(summary.units, summary.runs, dict(verdicts), phase)
-
-
-def judge_line(summary: EvaluationSummary) -> str:
-    """What the judge phase did, as `key=value` words ("" without a judge)."""
-    phase = summary.judge
-    if phase is None:
-        return ""
-    cost = "unknown" if phase.cost_usd is None else f"{phase.cost_usd:.4f}"
-    return (
-        f"judge: calls={phase.calls} cache_hits={phase.cache_hits} errors={phase.errors} "
-        f"over_budget={phase.over_budget} tokens={phase.input_tokens + phase.output_tokens} cost_usd={cost}"
-    )

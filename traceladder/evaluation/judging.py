@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from traceladder.evaluation.assemble import Context, raw_calls_by_trace
 from traceladder.evaluation.pool import Judges
@@ -66,10 +67,10 @@ def judge_pass(
     with Judges(judged_ctx, workers=workers) as judges:
         for start in range(0, len(chosen), batch):
             part = chosen[start : start + batch]
+            part_ids = pa.array([u.trace_id for u in part], pa.string())
             judges.submit(
-                part,
-                read_call_table(store, [u.trace_id for u in part]) if len(chosen) > batch else call_table,
+                part, call_table.filter(pc.is_in(call_table.column("trace_id"), value_set=part_ids))
             )
         second = list(judges.results())
-    ids = pa.array(sorted(passed), pa.string())
-    return [t.without(ids) for t in first] + second, phase
+    survivors = pa.array(sorted(passed), pa.string())
+    return [t.without(survivors) for t in first] + second, phase

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -150,7 +149,3 @@ def _unfenced(text: str) -> str:
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0]
     return body
-
-
-def now_ns() -> int:
-    return time.time_ns()

@@ -96,6 +96,14 @@ class PhaseResult:
     cost_usd: float | None = 0.0
     judged_traces: list[str] = field(default_factory=list)  # every survivor (its row was written)
 
+    def line(self) -> str:
+        """What the phase did, as `key=value` words (the CLI's stderr line)."""
+        cost = "unknown" if self.cost_usd is None else f"{self.cost_usd:.4f}"
+        return (
+            f"judge: calls={self.calls} cache_hits={self.cache_hits} errors={self.errors} "
+            f"over_budget={self.over_budget} tokens={self.input_tokens + self.output_tokens} cost_usd={cost}"
+        )
+
 
 class _Collect(SpanExporter):
     def __init__(self) -> None:
@@ -173,6 +181,7 @@ def judge_survivors(store: Store, survivors: Sequence[Survivor], options: JudgeO
                 }
             )
     charged: set[tuple[str, str]] = set()
+    hits: dict[tuple[str, str], Judgment] = {}
     run_of = {s.trace_id: s.run_id for s in survivors}
     for trace_id, (key, _, _) in keyed.items():
         row: dict[str, Any] = {
@@ -184,7 +193,9 @@ def judge_survivors(store: Store, survivors: Sequence[Survivor], options: JudgeO
             "evaluated_at": now,
         }
         if key in cached:
-            out.judgments[trace_id] = Judgment(model, _criteria_from(cached[key], codes), cached=True)
+            if key not in hits:  # parsed once per stored judgment, however many traces share it
+                hits[key] = Judgment(model, _criteria_from(cached[key], codes), cached=True)
+            out.judgments[trace_id] = hits[key]
             out.cache_hits += 1
             trace_rows.append(row | {"outcome": "cached"})
             continue

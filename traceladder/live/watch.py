@@ -27,7 +27,7 @@ import duckdb
 
 from traceladder.errors import StoreError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
-from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store, judge_line
+from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
 from traceladder.judge.phase import JudgeOptions
 from traceladder.storage.db import Store, open_store
 
@@ -141,6 +141,6 @@ def watch(
         for verdict, n in summary.verdicts.items():
             progress.verdicts[verdict] = progress.verdicts.get(verdict, 0) + n
         counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
-        judged = f"; {judge_line(summary)}" if summary.judge is not None else ""
+        judged = f"; {summary.judge.line()}" if summary.judge is not None else ""
         say(f"judged {summary.units} traces {counts} (total {progress.judged}){judged}")
     return progress
