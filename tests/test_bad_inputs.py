@@ -318,15 +318,25 @@ def test_a_store_in_a_folder_nothing_can_be_written_to(good_store, tmp_path):
         assert readable.returncode == 0, readable.stderr
 
 
-def test_a_huge_sql_result_under_a_memory_cap_streams_or_says_so(good_store):
-    """Rows stream out in chunks; whatever happens under a tight address-space cap, it is exit 0
-    or one line with exit 2 — never a MemoryError traceback."""
+def test_a_huge_sql_result_streams_in_bounded_memory(good_store, tmp_path):
+    """600 MB of result text goes out in chunks: every row arrives and the process never holds the
+    result (its peak resident set stays far below the result's size).
+
+    Not tested under an address-space cap (`prlimit --as`): once the cap is reached, whichever thread
+    first touches a shared library's thread-local storage makes glibc abort the process (exit 127,
+    "cannot allocate memory for thread-local data") — at random, before Python can say anything.
+    """
     sql = "SELECT repeat('x', 2000) || i::VARCHAR AS v FROM range(300000) t(i)"
-    result = subprocess.run(
-        ["prlimit", "--as=900000000", sys.executable, "-m", "traceladder", "sql", sql, "--csv", "--db", str(good_store)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300,
-    )  # fmt: skip
-    if result.returncode != 0:
-        assert_contract(
-            subprocess.CompletedProcess(result.args, result.returncode, "", result.stderr), 2, "memory"
-        )
+    out, err = tmp_path / "rows.csv", tmp_path / "stderr.txt"
+    with out.open("wb") as sink, err.open("wb") as errors:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "traceladder", "sql", sql, "--csv", "--db", str(good_store)],
+            cwd=ROOT, stdout=sink, stderr=errors,
+        )  # fmt: skip
+        _, status, usage = os.wait4(child.pid, 0)  # the child's own peak, not the test process's
+        child.returncode = os.waitstatus_to_exitcode(status)
+    assert child.returncode == 0, err.read_text()
+    with out.open("rb") as rows:
+        assert sum(1 for _ in rows) == 300_001
+    peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
+    assert peak_mb < 450, f"peak resident set {peak_mb:.0f} MB for a 600 MB result: it was held, not streamed"

@@ -8,6 +8,7 @@ once per batch. A span with unusable ids is rejected alone; its siblings are kep
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -32,8 +33,10 @@ from traceladder.storage.normalize import tool_columns
 # (resource, scope, item) index → a reason found before parsing (the JSON path's bad ids)
 Overrides = dict[tuple[int, int, int], str]
 
-_KIND_ARR = pa.array(KIND_NAMES, pa.string())
-_STATUS_ARR = pa.array(STATUS_NAMES, pa.string())
+# Built on first use, not at import: pyarrow's first `pa.array` of a list looks for pandas, which costs
+# every CLI start ~0.15 s where pandas is installed (the dask extra brings it).
+_KIND_ARR = functools.cache(lambda: pa.array(KIND_NAMES, pa.string()))
+_STATUS_ARR = functools.cache(lambda: pa.array(STATUS_NAMES, pa.string()))
 _Z16 = bytes(16)
 _Z8 = bytes(8)
 
@@ -140,8 +143,8 @@ def decode_trace_request(req: ExportTraceServiceRequest, overrides: Overrides | 
     s = pa.string()
     arrays = [
         pa.array(tids, s), pa.array(sids, s), pa.array(parents, s), pa.array(names, s),
-        _enum_names(kinds, _KIND_ARR), _u64_to_i64(starts), _u64_to_i64(ends),
-        _enum_names(codes, _STATUS_ARR), pa.array(messages, s),
+        _enum_names(kinds, _KIND_ARR()), _u64_to_i64(starts), _u64_to_i64(ends),
+        _enum_names(codes, _STATUS_ARR()), pa.array(messages, s),
         json_column(attrs_col), json_column(events_col), json_column(links_col), json_column(resources),
         pa.array(scope_names, s), pa.array(scope_versions, s), pa.array(states, s),
         pa.array(flags, pa.uint32()).cast(pa.int32(), safe=False),
