@@ -18,7 +18,7 @@ import psutil
 import pyarrow as pa
 import pytest
 from conftest import cli
-from scale_helpers import assert_same_results, counts, dataset, results
+from scale_helpers import assert_same_results, counts, dataset, no_judge, results
 
 from traceladder.errors import UserError
 from traceladder.evaluation.executors import DaskExecutor, InProcess
@@ -91,7 +91,9 @@ def test_the_store_itself_as_a_sharded_source(data, tmp_path):
     con = duckdb.connect(str(db))
     con.execute("DELETE FROM trace_results; DELETE FROM rung_results; DELETE FROM findings")
     con.close()
-    done = cli("evaluate", "--db", str(db), "--shards", "3")  # source = the store, results into it
+    # source = the store, results into it; its runs are simulated, so like `evaluate` it would
+    # judge with sim:judge by default — the reference is the code rungs alone
+    done = cli("evaluate", "--db", str(db), "--shards", "3", *no_judge())
     assert done.returncode == 0, done.stderr
     assert_same_results(db, data / "store.duckdb")
     assert isinstance(open_source(f"duckdb:{db}"), StoreSource)

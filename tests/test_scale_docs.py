@@ -44,8 +44,10 @@ def test_the_page_runs_as_written(tmp_path: Path) -> None:
     done = run_bash_blocks(DOC, tmp_path, ("8786", free_port()))
     stdout = done.stdout
     assert done.returncode == 0, done.stderr
-    # parquet in process, parquet on the scheduler, chdb: each judged all 72
-    assert len(re.findall(r"^evaluated=72 spans=\d+ ", stdout, re.M)) == 3, stdout
+    # parquet in process (code rungs; with the judge), parquet on the scheduler, chdb: each all 72
+    assert len(re.findall(r"^evaluated=72 spans=\d+ ", stdout, re.M)) == 4, stdout
+    assert re.search(r"judge: calls=[1-9]\d* cache_hits=0 ", done.stderr), done.stderr
+    assert re.search(r"│ judged +│ +[1-9]\d* +│", stdout), stdout
     assert re.search(r"^rows \d+$", stdout, re.M)
     # the in-store reference: the traces `run` stored, judged where they are
     done = subprocess.run([sys.executable, "-m", "traceladder", "evaluate", "--db", str(tmp_path / "spans.duckdb"),

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from traceladder.cli.common import db_path, int_range, seconds
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import LiveOptions
 from traceladder.text import printable
+
+if TYPE_CHECKING:
+    from traceladder.sources.store import StoreSource
 
 
 def add_source_options(p: argparse.ArgumentParser) -> None:
@@ -47,17 +51,13 @@ def uses_sources(args: argparse.Namespace) -> bool:
 
 
 def evaluate_from_source(args: argparse.Namespace, live: LiveOptions) -> int:
+    from traceladder.cli.judge_options import judge_options, say_judged
     from traceladder.evaluation.executors import executor_for
     from traceladder.evaluation.shards import DEFAULT_SHARDS, ShardJob, evaluate_source
     from traceladder.sources import open_source
     from traceladder.sources.store import StoreSource
 
     db = db_path(args)
-    # Rung 5 (an LLM judge) keeps its cache and its own spans in the store it judges; a shard's
-    # scratch store would lose both, so sharded evaluation runs the code rungs only, and says so
-    # when a judge is asked for (the attributes exist where `evaluate` has the judge options).
-    if getattr(args, "judge_model", None) and not getattr(args, "no_judge", False):
-        raise UserError("rung 5 (the judge) does not run with --source/--shards/--dask; judge in a store")
     source = open_source(args.source) if args.source else StoreSource(db)
     if args.dask and source.name.startswith("chdb:"):
         raise UserError(
@@ -66,13 +66,29 @@ def evaluate_from_source(args: argparse.Namespace, live: LiveOptions) -> int:
         )
     shards = args.shards or source.natural_shards() or DEFAULT_SHARDS
     job = ShardJob(source, shards, args.run, args.domain, args.cases, live)
+    # Rung 5 runs here, on the shards' survivors, with its cache and spans in --db. The default
+    # judge follows `evaluate`'s rule where the source records its runs (a store); a Parquet or
+    # ClickHouse source's traces get a judge only when one is named (decision 69).
+    judge = judge_options(args, simulated=isinstance(source, StoreSource) and _simulated(source, args.run))
     executor = executor_for(args.dask, timeout_s=args.dask_timeout)
     try:
-        summary, spans = evaluate_source(db, source, executor, job)
+        summary, spans = evaluate_source(db, source, executor, job, judge)
     finally:
         executor.close()
     where = f" on {args.dask}" if args.dask else ""
     print(f"traceladder: evaluate: {printable(source.name)}: {shards} shards{where}", file=sys.stderr)
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
     print(f"evaluated={summary.units} spans={spans} runs={','.join(summary.runs) or '-'} {counts}".rstrip())
+    say_judged(summary)
     return 0
+
+
+def _simulated(source: StoreSource, run_id: str | None) -> bool:
+    """Whether the source store's runs in scope all used a simulated model (no store: no runs)."""
+    from traceladder.cli.judge_options import simulated_runs
+    from traceladder.storage.db import open_store
+
+    if not source.path.exists():
+        return False
+    with open_store(source.path, read_only=True) as store:
+        return simulated_runs(store, run_id)

@@ -18,7 +18,7 @@ import duckdb
 
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
-from traceladder.evaluation.judging import judge_pass
+from traceladder.evaluation.judging import SurvivorInputs, judge_pass
 from traceladder.evaluation.pool import Judges, paused_gc
 from traceladder.evaluators.ladder import Ladder, load_ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
@@ -56,6 +56,7 @@ def evaluate_store(
     trace_ids: Sequence[str] | None = None,
     after: Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None] | None = None,
     judge: JudgeOptions | None = None,
+    judge_tag: str | None = None,
 ) -> EvaluationSummary:
     """Judge every trace of the store (or of one run, or exactly `trace_ids`) and replace their
     stored results.
@@ -65,7 +66,9 @@ def evaluate_store(
     and the sampling rule; `ladder` defaults to the built-in rungs plus installed plug-ins.
     `after` runs inside the transaction that writes the results (a watermark that commits with
     them, or not at all). `judge` adds rung 5: the traces the code rungs passed are judged by it
-    (`evaluation.judging`).
+    (`evaluation.judging`). `judge_tag` instead says rung 5 is decided elsewhere, by that judge (a
+    sharded evaluation's client): the code rungs' results are recorded under its tag, the traces
+    they pass left for it.
     """
     units = read_units(store, run_id, trace_ids)
     if run_id and not units:
@@ -76,8 +79,9 @@ def evaluate_store(
         tools_file=live.tools, policies=live.policies, sampling=live.sampling,
         definition_sets=read_definition_sets(store, (u.definitions for u in sampled if u.definitions)),
     )  # fmt: skip
-    if judge is not None:
-        ctx = replace(ctx, judge_configured=True, judge_tag=judge.tag)
+    if judge is not None or judge_tag:
+        tag = judge.tag if judge is not None else judge_tag or ""
+        ctx = replace(ctx, judge_configured=True, judge_tag=tag)
     units = sampled
     verdicts: Counter[str] = Counter()
 
@@ -95,7 +99,9 @@ def evaluate_store(
         stream: Iterator[ResultTables] = judges.results()
         phase = None
         if judge is not None:
-            tables, phase = judge_pass(store, units, ctx, list(stream), judge, workers=workers)
+            first = list(stream)
+            survivors = SurvivorInputs.read(store, units, first)
+            tables, phase = judge_pass(store, survivors, ctx, first, judge, workers=workers)
             stream = iter(tables)
         runs = tuple(sorted({u.run_id for u in units if u.run_id}))
         summary = EvaluationSummary(len(units), runs, verdicts, phase)

@@ -7,7 +7,7 @@ verdict. A trace a code rung failed never reaches the judge; its rung 5 says "se
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -16,8 +16,9 @@ from traceladder.evaluation.assemble import Context, raw_calls_by_trace
 from traceladder.evaluation.pool import Judges
 from traceladder.judge.phase import JudgeOptions, PhaseResult, Survivor, judge_survivors
 from traceladder.judge.trajectory import TrajectoryCall
+from traceladder.storage.conversations import Exchange, read_exchanges
 from traceladder.storage.db import Store
-from traceladder.storage.readers import UnitRow, read_call_table
+from traceladder.storage.readers import UnitRow, read_call_table, read_definition_sets, unit_order
 from traceladder.storage.results import ResultTables
 
 
@@ -36,9 +37,51 @@ def _survivor(
     )
 
 
+@dataclass(frozen=True)
+class SurvivorInputs:
+    """What rung 5 needs of the traces every code rung passed, read where their spans are: the
+    units, their tool calls, their exchanges (instruction, final answer, root span) and the sets of
+    tool definitions they captured. Plain data: a shard task returns it to the client, which judges."""
+
+    units: list[UnitRow]
+    calls: pa.Table
+    exchanges: dict[str, Exchange]
+    definition_sets: dict[str, tuple[tuple[str, str | None], ...]]
+
+    @classmethod
+    def read(cls, store: Store, units: Sequence[UnitRow], first: Sequence[ResultTables]) -> SurvivorInputs:
+        passed = {
+            trace_id
+            for tables in first
+            for trace_id, verdict in zip(
+                tables.traces.column("trace_id").to_pylist(),
+                tables.traces.column("verdict").to_pylist(),
+                strict=True,
+            )
+            if verdict == "PASS"
+        }
+        chosen = [u for u in units if u.trace_id in passed]
+        ids = [u.trace_id for u in chosen]
+        return cls(
+            chosen,
+            read_call_table(store, ids),
+            read_exchanges(store, ids) if ids else {},
+            read_definition_sets(store, (u.definitions for u in chosen if u.definitions)),
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[SurvivorInputs]) -> SurvivorInputs:
+        return cls(
+            sorted((u for p in parts for u in p.units), key=unit_order),
+            pa.concat_tables([p.calls for p in parts]),
+            {k: v for p in parts for k, v in p.exchanges.items()},
+            {k: v for p in parts for k, v in p.definition_sets.items()},
+        )
+
+
 def judge_pass(
     store: Store,
-    units: Sequence[UnitRow],
+    inputs: SurvivorInputs,
     ctx: Context,
     first: list[ResultTables],
     options: JudgeOptions,
@@ -46,23 +89,16 @@ def judge_pass(
     workers: int | None = None,
     batch: int = 20_000,
 ) -> tuple[list[ResultTables], PhaseResult]:
-    """The first pass's tables with every survivor's rows replaced by its judged ones."""
-    passed = {
-        trace_id
-        for tables in first
-        for trace_id, verdict in zip(
-            tables.traces.column("trace_id").to_pylist(),
-            tables.traces.column("verdict").to_pylist(),
-            strict=True,
-        )
-        if verdict == "PASS"
-    }
-    chosen = [u for u in units if u.trace_id in passed]
+    """The first pass's tables with every survivor's rows replaced by its judged ones. The judge's
+    cache, spans and judgments live in `store`; the survivors' spans were read into `inputs`."""
+    chosen = inputs.units
     if not chosen:
         return first, PhaseResult()
-    call_table = read_call_table(store, [u.trace_id for u in chosen])
+    call_table = inputs.calls
     raw = raw_calls_by_trace(call_table)
-    phase = judge_survivors(store, [_survivor(u, raw.get(u.trace_id, ()), ctx) for u in chosen], options)
+    phase = judge_survivors(
+        store, [_survivor(u, raw.get(u.trace_id, ()), ctx) for u in chosen], options, inputs.exchanges
+    )
     judged_ctx = replace(ctx, judgments=phase.judgments, judge_absent=phase.absent, judge_configured=True)
     with Judges(judged_ctx, workers=workers) as judges:
         for start in range(0, len(chosen), batch):
@@ -72,5 +108,5 @@ def judge_pass(
                 part, call_table.filter(pc.is_in(call_table.column("trace_id"), value_set=part_ids))
             )
         second = list(judges.results())
-    survivors = pa.array(sorted(passed), pa.string())
+    survivors = pa.array(sorted(u.trace_id for u in chosen), pa.string())
     return [t.without(survivors) for t in first] + second, phase

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -26,13 +26,17 @@ import duckdb
 import pyarrow as pa
 
 from traceladder.errors import UserError
-from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
+from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
 from traceladder.evaluation.executors import Executor
+from traceladder.evaluation.judging import SurvivorInputs, judge_pass
+from traceladder.evaluators.ladder import load_ladder
+from traceladder.judge.phase import JudgeOptions, PhaseResult
 from traceladder.sources.base import SpanSource
 from traceladder.sources.shard import shard_of
 from traceladder.sources.store import StoreSource
-from traceladder.storage.db import Store, open_store
+from traceladder.storage.db import Store, open_store, trace_id_table
+from traceladder.storage.judgments import forget_judgments
 from traceladder.storage.readers import read_units
 from traceladder.storage.results import (
     FINDING_SCHEMA,
@@ -56,6 +60,7 @@ class ShardJob:
     domain: str | None = None
     cases_path: Path | None = None
     live: LiveOptions = NO_LIVE_OPTIONS
+    judge_tag: str | None = None  # rung 5 runs on the client, by this judge (see `evaluate_source`)
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class ShardResult:
     shard: int
     spans: int
     tables: ResultTables
+    survivors: SurvivorInputs | None = None  # with a judge: what it needs of the shard's PASS traces
 
 
 def _read_back(scratch: Store) -> ResultTables:
@@ -91,12 +97,16 @@ def judge_shard(job: ShardJob, shard: int) -> ShardResult:
     spans = job.source.read_shard(shard, job.shards)
     with Store(Path(":memory:")) as scratch:
         write_batch(scratch, spans=spans)
-        if job.run_id is not None and not read_units(scratch, job.run_id):
+        units = read_units(scratch, job.run_id)
+        if job.run_id is not None and not units:
             return ShardResult(shard, spans.num_rows, ResultTables.concat([]))
         evaluate_store(
-            scratch, run_id=job.run_id, domain=job.domain, cases_path=job.cases_path, workers=1, live=job.live
-        )
-        return ShardResult(shard, spans.num_rows, _read_back(scratch))
+            scratch, run_id=job.run_id, domain=job.domain, cases_path=job.cases_path, workers=1,
+            live=job.live, judge_tag=job.judge_tag,
+        )  # fmt: skip
+        tables = _read_back(scratch)
+        survivors = SurvivorInputs.read(scratch, units, [tables]) if job.judge_tag else None
+        return ShardResult(shard, spans.num_rows, tables, survivors)
 
 
 @dataclass
@@ -129,23 +139,36 @@ class _Collector:
 
 
 def evaluate_source(
-    db: Path, source: SpanSource, executor: Executor, job: ShardJob
+    db: Path, source: SpanSource, executor: Executor, job: ShardJob, judge: JudgeOptions | None = None
 ) -> tuple[EvaluationSummary, int]:
     """Judge every trace of `source` in `job.shards` shard tasks on `executor`; write the results
-    into the store at `db` in one transaction. Returns the summary and the spans read."""
+    into the store at `db` in one transaction. Returns the summary and the spans read.
+
+    With a `judge`, rung 5 runs here, once, after every shard came back: the shards return what it
+    needs of the traces their code rungs passed; the judge's cache, spans and budget live in `db`,
+    exactly as when `evaluate` judges a store (`evaluation.judging`)."""
     source.check()
+    if judge is not None:
+        job = replace(job, judge_tag=judge.tag)
     collector = _Collector(job.shards)
     task = partial(judge_shard, job)
+    survivors: list[SurvivorInputs] = []
 
     def stream() -> Iterator[ResultTables]:
         for result in executor.map_unordered(task, range(job.shards)):
+            if result.survivors is not None:
+                survivors.append(result.survivors)
             yield collector.accept(result)
         if collector.missing():
             raise RuntimeError(f"shards {collector.missing()} never came back")
         if job.run_id is not None and not collector.traces:  # as the in-store evaluate says it
             raise UserError(f"no traces of run {job.run_id} in {source.name}")
 
+    phase: PhaseResult | None = None
+
     def finish(conn: duckdb.DuckDBPyConnection) -> None:
+        judged = phase.judged_traces if phase is not None else ()
+        forget_judgments(conn, trace_id_table(sorted(collector.traces)), judged)
         sampling = job.live.sampling
         if not sampling.everything:
             conn.execute(
@@ -153,18 +176,37 @@ def evaluate_source(
                 [sampling.rate, sampling.keep_errors],
             )
 
-    if isinstance(source, StoreSource) and source.path.resolve() == db.resolve():
-        # The source is the results store: workers open it read-only, which DuckDB refuses while
-        # this process holds it for writing — so collect first, then write.
-        with open_store(db):
-            pass  # fold what a receiver acknowledged, so the shards see it
+    if judge is not None or (isinstance(source, StoreSource) and source.path.resolve() == db.resolve()):
+        # Collect first, then write. With a judge: the survivors of every shard must be known. When
+        # the source is the results store: workers open it read-only, which DuckDB refuses while
+        # this process holds it for writing.
+        if isinstance(source, StoreSource) and source.path.resolve() == db.resolve():
+            with open_store(db):
+                pass  # fold what a receiver acknowledged, so the shards see it
         tables = list(stream())
         with open_store(db) as store:
+            if judge is not None:
+                tables, phase = _judge_here(store, job, judge, tables, survivors)
             write_result_batches(store, tables, after=finish)
     else:
         with open_store(db) as store:
             write_result_batches(store, stream(), after=finish)
-    summary = EvaluationSummary(
-        len(collector.traces), tuple(sorted(collector.runs)), dict(collector.verdicts)
-    )
+    verdicts = collector.verdicts
+    if phase is not None:  # the survivors' verdicts are now the judged ones
+        verdicts = Counter(v for t in tables for v in t.traces.column("verdict").to_pylist())
+    summary = EvaluationSummary(len(collector.traces), tuple(sorted(collector.runs)), dict(verdicts), phase)
     return summary, collector.spans
+
+
+def _judge_here(
+    store: Store, job: ShardJob, judge: JudgeOptions, first: list[ResultTables], parts: list[SurvivorInputs]
+) -> tuple[list[ResultTables], PhaseResult]:
+    """Rung 5 over every shard's survivors, the survivors folded again with their judgments."""
+    inputs = SurvivorInputs.concat(parts)
+    ctx = build_context(
+        inputs.units, load_ladder(), domain=job.domain, cases_path=job.cases_path,
+        tools_file=job.live.tools, policies=job.live.policies, sampling=job.live.sampling,
+        definition_sets=inputs.definition_sets,
+    )  # fmt: skip
+    ctx = replace(ctx, judge_configured=True, judge_tag=judge.tag)
+    return judge_pass(store, inputs, ctx, first, judge)

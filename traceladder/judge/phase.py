@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,7 +31,7 @@ from traceladder.judge.endpoint import JudgeEndpoint
 from traceladder.judge.prices import Prices
 from traceladder.judge.rubric import Prompt, Rubric, build_prompt
 from traceladder.judge.trajectory import TrajectoryCall, canonical_text, trajectory, trajectory_hash
-from traceladder.storage.conversations import read_exchanges
+from traceladder.storage.conversations import Exchange, read_exchanges
 from traceladder.storage.db import Store
 from traceladder.storage.judgments import cached_judgments, save_judge_phase
 from traceladder.storage.spans import readable_span_columns, to_arrow
@@ -137,11 +137,20 @@ def _criteria_from(text: str, codes: dict[str, str]) -> tuple[CriterionVerdict, 
     )
 
 
-def judge_survivors(store: Store, survivors: Sequence[Survivor], options: JudgeOptions) -> PhaseResult:
+def judge_survivors(
+    store: Store,
+    survivors: Sequence[Survivor],
+    options: JudgeOptions,
+    exchanges: Mapping[str, Exchange] | None = None,
+) -> PhaseResult:
+    """Judge `survivors`; the cache is read from and everything written to `store`. `exchanges`
+    (instruction, final answer, root span per trace) are read from `store` unless given — a
+    sharded evaluation reads them where the spans are, not where the results go."""
     out = PhaseResult()
     model = options.endpoint.model
     codes = options.rubric.codes
-    exchanges = read_exchanges(store, [s.trace_id for s in survivors])
+    if exchanges is None:
+        exchanges = read_exchanges(store, [s.trace_id for s in survivors])
     prompts: dict[str | None, Prompt] = {}
     keyed: dict[str, tuple[tuple[str, str], Prompt, str]] = {}  # trace → (key, prompt, trajectory text)
     for s in survivors:

@@ -111,6 +111,13 @@ def _unit(row: tuple[Any, ...]) -> UnitRow:
     )
 
 
+def unit_order(unit: UnitRow) -> tuple[Any, ...]:
+    """The order `read_units` returns units in (`_UNITS`'s ORDER BY), for units gathered elsewhere:
+    which of two traces with one trajectory asks the judge must not depend on where they were read."""
+    run, case = unit.run_id, unit.case_id
+    return (run is None, run or "", case is None, case or "", unit.repeat_index, unit.trace_id)
+
+
 def read_units(
     store: Store, run_id: str | None = None, trace_ids: Sequence[str] | None = None
 ) -> list[UnitRow]:
