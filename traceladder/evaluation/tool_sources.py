@@ -3,8 +3,9 @@ itself captured (what the model was actually offered), or a file of OpenAI-forma
 user names with `--tools`.
 
 Definitions captured from someone else's traces are untrusted input: each must be a valid JSON
-Schema (checked once per distinct set of definitions, then cached), and they are never compiled
-into code (no fast path). A set that is not usable makes rung 1 `not_evaluated` with the reason —
+Schema (checked once per distinct set of definitions, then cached), they are never compiled
+into code (no fast path), and their regular expressions are matched in linear time
+(`evaluators.safe_regex`). A set that is not usable makes rung 1 `not_evaluated` with the reason —
 a broken definition is not a failing call.
 """
 
@@ -19,6 +20,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from traceladder.errors import UserError
+from traceladder.evaluators.safe_regex import unusable
 from traceladder.evaluators.schema import SchemaRegistry
 
 Definitions = tuple[tuple[str, str | None], ...]  # (tool name, parameters JSON text or None)
@@ -56,6 +58,8 @@ def trace_registry(key: str, definitions: Definitions) -> SchemaRegistry | str:
             problem = f"the definition of {name} has parameters that are not valid JSON"
             break
         problem = _usable(name, schema)
+        if problem is None and (hostile := unusable(schema)):
+            problem = f"the definition of {name} cannot be used: {hostile}"
         if problem:
             break
         if name in schemas and schemas[name] != schema:

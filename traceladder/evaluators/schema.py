@@ -16,7 +16,6 @@ arguments.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from jsonschema.exceptions import FormatError
 
 from traceladder.domain.base import compile_validator
 from traceladder.evaluators.inputs import TraceInputs
+from traceladder.evaluators.safe_regex import matches, untrusted_validator
 from traceladder.evaluators.types import Call, CallCheck, Finding, RungResult, RungStatus
 
 if TYPE_CHECKING:
@@ -101,7 +101,9 @@ class SchemaRegistry:
         self.schemas = {name: dict(schema) for name, schema in schemas.items()}
         self.source = source
         self.trusted = trusted
-        self.validators = {name: compile_validator(schema) for name, schema in self.schemas.items()}
+        # A schema someone else wrote has its regular expressions matched in linear time (safe_regex).
+        compile_ = compile_validator if trusted else untrusted_validator
+        self.validators = {name: compile_(schema) for name, schema in self.schemas.items()}
         # fastjsonschema generates Python source from the schema: only for schemas we ship or the
         # user names, never for definitions a trace from elsewhere carried.
         self.fast = {name: fast_validator(schema) for name, schema in self.schemas.items()} if trusted else {}
@@ -186,7 +188,7 @@ def _params_of(err: Any, arguments: dict[str, Any]) -> list[str]:
     if err.validator == "additionalProperties" and err.validator_value is False:
         known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
         patterns = err.schema.get("patternProperties", {}) if isinstance(err.schema, dict) else {}
-        extra = [k for k in arguments if k not in known and not any(re.search(p, k) for p in patterns)]
+        extra = [k for k in arguments if k not in known and not any(matches(p, k) for p in patterns)]
         return extra or ["(arguments)"]
     return ["(arguments)"]
 
