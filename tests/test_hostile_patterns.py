@@ -1,7 +1,9 @@
 """A tool definition captured from someone else's trace may carry a regular expression that makes
 Python's backtracking `re` run for hours (`^(a+)+$` against a long argument). Its validators match
-with RE2 instead: the verdict is right and comes at once; a pattern RE2 cannot run makes rung 1
-`not_evaluated` with the reason; jsonschema's messages are kept word for word."""
+with RE2 instead, in ECMA-262's meaning: the verdict is right and comes at once, whatever shape the
+schema takes (`$schema` in a subschema, a recursive `$ref`); what cannot be checked safely (a
+pattern RE2 refuses, a `$ref` out of the schema) makes rung 1 `not_evaluated` with the reason;
+jsonschema's messages are kept word for word."""
 
 from __future__ import annotations
 
@@ -19,15 +21,24 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from traceladder.evaluators.safe_regex import LinearRegexValidator, unusable
+from traceladder.evaluators.untrusted_schema import LinearRegexValidator, untrusted_validator, unusable
 
 HOSTILE = "^(a+)+$"  # exponential for a backtracking engine on "aaa…a!"
 LONG = "a" * 5_000
 
 
-def agent_traces(path: Path, pattern: str, codes: list[str]) -> None:
-    """One trace per code: a chat turn offering `lookup` (its `code` constrained by `pattern`),
-    then the tool span calling it — written as the OTLP protobuf an exporter would send."""
+def code_schema(pattern: str) -> dict:
+    return {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": pattern}},
+        "required": ["code"],
+    }
+
+
+def agent_traces(path: Path, pattern: str | dict, codes: list[str]) -> None:
+    """One trace per code: a chat turn offering `lookup` (its `code` constrained by `pattern`, or
+    the parameters schema given), then the tool span calling it — written as the OTLP protobuf an
+    exporter would send."""
     memory = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "someone-elses-agent"}))
     provider.add_span_processor(SimpleSpanProcessor(memory))
@@ -36,11 +47,7 @@ def agent_traces(path: Path, pattern: str, codes: list[str]) -> None:
         {
             "type": "function",
             "name": "lookup",
-            "parameters": {
-                "type": "object",
-                "properties": {"code": {"type": "string", "pattern": pattern}},
-                "required": ["code"],
-            },
+            "parameters": code_schema(pattern) if isinstance(pattern, str) else pattern,
         }
     ]
     for n, code in enumerate(codes):
@@ -75,9 +82,21 @@ def judged(db: Path) -> dict[str, tuple[str, str]]:
     return {json.loads(raw)["code"]: (status, explanation) for raw, status, explanation in found}
 
 
-def test_a_hostile_pattern_is_judged_right_and_at_once(tmp_path):
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+SHAPES = {
+    "plain": code_schema(HOSTILE),
+    # jsonschema would hand a subschema with its own $schema, or the root reached again through
+    # "$ref": "#", to its stock validator — whose patterns run on `re`
+    "subschema_dialect": {**code_schema(HOSTILE), "properties": {"code": {"$schema": DIALECT, "type": "string", "pattern": HOSTILE}}},
+    "recursive_ref": {"$schema": DIALECT, **code_schema(HOSTILE), "properties": {
+        "code": {"type": "string", "pattern": HOSTILE}, "child": {"$ref": "#"}}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
+def test_a_hostile_pattern_is_judged_right_and_at_once(tmp_path, shape):
     db, spans = tmp_path / "live.duckdb", tmp_path / "t.pb"
-    agent_traces(spans, HOSTILE, [LONG + "!", LONG])
+    agent_traces(spans, SHAPES[shape], [LONG + "!", LONG])
     assert traceladder("ingest", "--db", str(db), str(spans)).returncode == 0
     done = traceladder("evaluate", "--db", str(db))
     assert done.returncode == 0, done.stderr
@@ -86,6 +105,18 @@ def test_a_hostile_pattern_is_judged_right_and_at_once(tmp_path):
     assert verdicts[LONG + "!"][0] == "fail"
     findings = rows(db, "SELECT code, param, message FROM findings WHERE rung = 1")
     assert findings == [("PARAM_WRONG_FORMAT", "code", f"lookup: {LONG + '!'!r} does not match {HOSTILE!r}")]
+    if shape == "recursive_ref":  # the same pattern, one level down through the root again
+        validator = untrusted_validator(SHAPES[shape])
+        assert not validator.is_valid({"code": "a", "child": {"code": LONG + "!"}})
+
+
+def test_an_argument_with_a_lone_surrogate_is_judged_not_crashed_on(tmp_path):
+    db, spans = tmp_path / "live.duckdb", tmp_path / "t.pb"
+    agent_traces(spans, "^a", ["a\ud800", "\ud800"])  # JSON allows a lone surrogate escape
+    assert traceladder("ingest", "--db", str(db), str(spans)).returncode == 0
+    done = traceladder("evaluate", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert sorted(status for status, _ in judged(db).values()) == ["fail", "pass"]
 
 
 @pytest.mark.parametrize("pattern", [r"^(a)\1$", r"^(?=a)a+$"], ids=["backreference", "lookahead"])
@@ -99,7 +130,7 @@ def test_a_pattern_re2_cannot_run_leaves_rung_one_not_evaluated_and_says_why(tmp
     ((status, explanation),) = judged(db).values()
     assert status == "not_evaluated"
     assert "the definition of lookup cannot be used: pattern" in explanation
-    assert "cannot be matched in linear time" in explanation
+    assert "RE2, the linear-time engine, cannot run" in explanation
 
 
 SCHEMAS = [
@@ -112,6 +143,13 @@ SCHEMAS = [
         "additionalProperties": {"type": "integer"},
     },
     {"type": "object", "properties": {"s": {"type": "string", "pattern": "b+"}}, "required": ["s"]},
+    {"type": "object", "patternProperties": {}, "additionalProperties": False},
+    {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/int"}},
+        "$defs": {"int": {"type": "integer"}},
+    },
 ]
 INSTANCES = ["W123", "W12", "xW123", 5, {}, {"a": 1}, {"a": "1"}, {"b": 2, "c": 3}, {"x_1": "v"}, {"x_1": 2},
              {"z": 1}, {"z": "1", "w": 2}, {"y_q": 0, "q": "no"}, {"s": "abba"}, {"s": "aa"}]  # fmt: skip
@@ -127,13 +165,44 @@ def test_the_linear_validator_says_what_jsonschema_says(schema):
 
 
 def test_what_makes_a_captured_schema_unusable():
-    assert (
-        unusable({"type": "object", "properties": {"code": {"type": "string", "pattern": HOSTILE}}}) is None
-    )
-    assert "linear time" in (unusable({"patternProperties": {r"(a)\1": {}}}) or "")
-    assert "linear time" in (unusable({"$defs": {"d": {"pattern": "(?<=a)b"}}}) or "")
-    # a property *named* pattern, and data that looks like a pattern, are not patterns
-    assert unusable({"properties": {"pattern": {"type": "string"}}, "enum": [{"pattern": r"(a)\1"}]}) is None
+    assert unusable(code_schema(HOSTILE)) is None  # hostile for `re`, linear for RE2
+    assert "cannot run" in (unusable({"patternProperties": {r"(a)\1": {}}}) or "")
+    assert "cannot run" in (unusable({"$defs": {"d": {"pattern": "(?<=a)b"}}}) or "")
+    assert "invalid repetition size" in (unusable({"pattern": "^.{0,5000}$"}) or "")
+    # a property *named* pattern, $ref or $id, and data that looks like a pattern, are not keywords
+    named = {
+        "properties": {"pattern": {"type": "string"}, "$ref": {}, "$id": {}},
+        "enum": [{"pattern": r"(a)\1"}],
+    }
+    assert unusable(named) is None
     assert "unevaluatedProperties" in (
         unusable({"patternProperties": {"^x": {}}, "unevaluatedProperties": False}) or ""
     )
+    # a $ref must stay among the schema's own subschemas: not into data, a map of names, a URL
+    for ref, data in [("#/default", {"default": {"pattern": r"(a)\1"}}),
+                      ("#/examples/0", {"examples": [{"patternProperties": {HOSTILE: {}}, "unevaluatedProperties": False}]}),
+                      ("#/properties", {}), ("#/$defs/nope", {}), ("https://example.invalid/x.json", {})]:  # fmt: skip
+        reason = unusable({"properties": {"code": {"$ref": ref}}, **data}) or ""
+        assert ref in reason and ("leads nowhere" in reason or "not a pointer" in reason), ref
+    assert (
+        unusable({"properties": {"default": {"type": "string"}, "x": {"$ref": "#/properties/default"}}})
+        is None
+    )
+    assert "$id" in (unusable({"properties": {"x": {"$id": "http://x/y"}}}) or "")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matching", "not_matching"),
+    [
+        (r"^\S+$", ["ab", "é"], ["a\u00a0b", "a\u2028b", "a\vb", "a\ufeffb"]),  # ECMA's white space
+        (r"^[\s]$", [" ", "\u3000", "\t"], ["x"]),
+        (r"^[\u0020-\u007E]+$", ["hello"], ["hé"]),  # \u escapes, which RE2 spells \x{…}
+        (r"^\uD83D\uDE00$", ["\U0001f600"], ["\ud83d"]),  # a surrogate pair is one character
+        (r"^\d+$", ["123"], ["١٢٣", "12\n"]),  # ASCII digits, and $ is the end of the text
+        (r"\\u0041", ["\\u0041"], ["A"]),  # an escaped backslash, not an escape
+    ],
+)
+def test_captured_patterns_mean_what_ecma_262_says(pattern, matching, not_matching):
+    validator = untrusted_validator({"type": "string", "pattern": pattern})
+    assert all(validator.is_valid(text) for text in matching)
+    assert not any(validator.is_valid(text) for text in not_matching)

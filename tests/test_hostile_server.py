@@ -222,3 +222,29 @@ def test_progress_names_the_error_type(tmp_path):
     with server.running() as url:
         result = run_against(url, db, "--case", "fc-d1-001", "--retry-attempts", "1", "--no-report")
     assert "[1/1] fc-d1-001 error: api_error" in result.stderr
+
+
+def test_a_lone_surrogate_in_a_models_arguments_is_recorded_and_judged(tmp_path):
+    """JSON lets a model send `"\\ud800"`, which decodes to text UTF-8 cannot hold. The argument
+    reaches the sandbox, spans, a finding, the terminal and the JSON report: the run completes, the
+    case is judged, and every store and file holds it (lone surrogates as U+FFFD)."""
+    bad = '{"order_id": "W\\ud800"}'  # the JSON text the model sends: an escape, not a character
+
+    def first_call_is_bad(body):
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return chat_reply({"role": "assistant", "content": "Order W\ud800 was not found."})
+        call = {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": bad}}
+        return chat_reply({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
+
+    db = tmp_path / "s.duckdb"
+    with ModelServer(override=first_call_is_bad).running() as url:
+        result = run_against(url, db, "--case", "fc-d1-001")
+    assert result.returncode == 0, result.stderr
+    assert "status=complete cases=1/1" in result.stdout
+    ((verdict,),) = query(db, "SELECT verdict FROM trace_results")
+    assert verdict == "FAIL"
+    calls = query(db, "SELECT tool_name, arguments_raw, result FROM tool_calls")
+    assert [(name, raw) for name, raw, _ in calls] == [("get_order", bad)]  # the model's text, as sent
+    assert "invalid_arguments" in calls[0][2] and "ud800" in calls[0][2]  # the sandbox's answer, stored
+    actual = query(db, "SELECT actual FROM findings WHERE param = 'order_id'")
+    assert actual and all(json.loads(a) == "W\ufffd" for (a,) in actual)

@@ -101,3 +101,19 @@ def test_only_the_shards_survivors_reach_a_real_judge(data, tmp_path):
         "(SELECT trace_id FROM trace_judgments)",
     )
     assert failed == [(len(rows(reference, "SELECT 1 FROM trace_results WHERE verdict = 'FAIL'")),)]
+
+
+@pytest.mark.parametrize("scope", [["--sample", "0.5"], ["--run", "<suite>"]], ids=["sampled", "one_run"])
+def test_a_sampled_or_one_run_sharded_evaluation_judges_like_the_store(data, tmp_path, scope):
+    """The store itself as the source (its default judge is sim:judge: its runs are simulated)."""
+    if scope[0] == "--run":
+        scope = ["--run", rows(data / "store.duckdb", "SELECT run_id FROM runs")[0][0]]
+    reference, sharded = tmp_path / "ref.duckdb", tmp_path / "sharded.duckdb"
+    for db in (reference, sharded):
+        shutil.copy(data / "store.duckdb", db)
+    assert cli("evaluate", "--db", str(reference), *scope, "--no-cache").returncode == 0
+    done = cli("evaluate", "--db", str(sharded), "--shards", "3", *scope, "--no-cache")
+    assert done.returncode == 0, done.stderr
+    assert "judge: calls=" in done.stderr  # the default judge ran
+    assert results(sharded) == results(reference)
+    assert judgments(sharded) == judgments(reference) and judgments(sharded)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError
+from traceladder.text import utf8_safe
 
 
 def _reason(exc: OSError) -> str:
@@ -45,7 +46,9 @@ def write_text(path: Path, text: str, what: str, *, create_dirs: bool = True) ->
     A regular file is replaced atomically (temp file + fsync + rename), so a full disk never
     leaves half a file where a complete one was. Anything else that exists — /dev/stdout, a FIFO,
     /dev/full — is written in place: renaming over a device node would replace the device.
+    The file is UTF-8: lone surrogates (decoded JSON "\\ud800" escapes in data) become U+FFFD.
     """
+    text = utf8_safe(text)
     try:
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory")

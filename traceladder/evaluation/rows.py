@@ -21,6 +21,7 @@ from traceladder.cases.model import Case
 from traceladder.evaluators.types import RungResult, Verdict
 from traceladder.storage.readers import UnitRow
 from traceladder.storage.results import FINDING_SCHEMA, RUNG_RESULT_SCHEMA, TRACE_RESULT_SCHEMA, ResultTables
+from traceladder.text import utf8_deep
 
 _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 _S, _I = pa.string(), pa.int32()
@@ -111,6 +112,15 @@ class RowBuilder:
         return len(self.verdict_rows) - 1
 
     def tables(self) -> ResultTables:
+        try:
+            return self._tables()
+        except UnicodeEncodeError:  # a lone surrogate (a decoded JSON "\ud800") in a value or message
+            for name, value in vars(self).items():
+                if isinstance(value, list):
+                    setattr(self, name, utf8_deep(value))
+            return self._tables()
+
+    def _tables(self) -> ResultTables:
         n = len(self.trace_ids)
         trace_ids = pa.array(self.trace_ids, _S)
         run_ids, case_ids = pa.array(self.run_ids, _S), pa.array(self.case_ids, _S)

@@ -4,9 +4,9 @@ user names with `--tools`.
 
 Definitions captured from someone else's traces are untrusted input: each must be a valid JSON
 Schema (checked once per distinct set of definitions, then cached), they are never compiled
-into code (no fast path), and their regular expressions are matched in linear time
-(`evaluators.safe_regex`). A set that is not usable makes rung 1 `not_evaluated` with the reason —
-a broken definition is not a failing call.
+into code (no fast path), and they are checked by a validator whose regular expressions run in
+linear time (`evaluators.untrusted_schema`). A set that is not usable makes rung 1
+`not_evaluated` with the reason — a broken definition is not a failing call.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from traceladder.errors import UserError
-from traceladder.evaluators.safe_regex import unusable
 from traceladder.evaluators.schema import SchemaRegistry
+from traceladder.evaluators.untrusted_schema import unusable
 
 Definitions = tuple[tuple[str, str | None], ...]  # (tool name, parameters JSON text or None)
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object"}

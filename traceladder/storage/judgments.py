@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.spans import SPAN_COLUMNS
+from traceladder.text import utf8_deep
 
 _S, _L, _F = pa.string(), pa.int64(), pa.float64()
 JUDGMENT_SCHEMA = pa.schema(
@@ -58,7 +59,7 @@ def save_judge_phase(
     asked again), each judged trace's judgment row (replacing its previous one), the judge's spans."""
     with store.transaction() as conn:
         if judgments:
-            conn.register("new_judgments", pa.Table.from_pylist(list(judgments), JUDGMENT_SCHEMA))
+            conn.register("new_judgments", _table(judgments, JUDGMENT_SCHEMA))
             try:
                 conn.execute(
                     "DELETE FROM judgments WHERE (judge_model, prompt_hash, trajectory_hash) IN "
@@ -70,7 +71,7 @@ def save_judge_phase(
             finally:
                 conn.unregister("new_judgments")
         conn.register("judged_now", trace_id_table(judged_trace_ids))
-        conn.register("new_trace_judgments", pa.Table.from_pylist(list(trace_rows), TRACE_JUDGMENT_SCHEMA))
+        conn.register("new_trace_judgments", _table(trace_rows, TRACE_JUDGMENT_SCHEMA))
         try:
             conn.execute("DELETE FROM trace_judgments WHERE trace_id IN (SELECT trace_id FROM judged_now)")
             names = ", ".join(TRACE_JUDGMENT_SCHEMA.names)
@@ -103,3 +104,12 @@ def forget_judgments(conn: duckdb.DuckDBPyConnection, trace_ids: pa.Table, kept:
     finally:
         conn.unregister("reevaluated")
         conn.unregister("kept_judgments")
+
+
+def _table(rows: Iterable[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows as Arrow; a judge's reply may carry lone surrogates (JSON "\ud800"), stored as U+FFFD."""
+    rows = list(rows)
+    try:
+        return pa.Table.from_pylist(rows, schema)
+    except UnicodeEncodeError:
+        return pa.Table.from_pylist(utf8_deep(rows), schema)

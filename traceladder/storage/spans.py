@@ -16,6 +16,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from traceladder.otlp.rows import TRACE_SCHEMA
 from traceladder.storage.normalize import tool_columns
+from traceladder.text import utf8_deep
 
 # A stored span: the decoded OTLP row (traceladder.otlp.rows) plus where it came from.
 SPAN_SCHEMA = TRACE_SCHEMA.append(pa.field("source", pa.string(), nullable=False))
@@ -111,4 +112,7 @@ def readable_span_columns(spans: Sequence[ReadableSpan], source: str) -> dict[st
 
 
 def to_arrow(columns: dict[str, list[Any]]) -> pa.Table:
-    return pa.table(columns, schema=SPAN_SCHEMA)
+    try:
+        return pa.table(columns, schema=SPAN_SCHEMA)
+    except UnicodeEncodeError:  # a lone surrogate (a decoded JSON "\ud800") in span data
+        return pa.table({name: utf8_deep(column) for name, column in columns.items()}, schema=SPAN_SCHEMA)

@@ -1,0 +1,163 @@
+"""Validators for JSON Schemas someone else wrote: the tool definitions captured in their traces.
+
+Checked with jsonschema (Draft 2020-12, format checking on, as `domain.base.compile_validator`),
+through its `validators.extend` API, with three keywords whose regular expressions run on RE2
+(`safe_regex`): `pattern`, `patternProperties` and `additionalProperties` — jsonschema's own
+messages kept word for word. `unusable` says beforehand what such a validator could not check
+safely; a schema it names is not used (rung 1 `not_evaluated`, with the reason):
+
+- a pattern RE2 refuses (a backreference, a lookaround, a count above 1000);
+- `unevaluatedProperties` beside `patternProperties` (jsonschema matches that pair with `re`);
+- a `$ref` that is not a JSON pointer into the schema's own subschemas (elsewhere — a URL, a
+  missing place, an `enum` or `default` value — it would fail or escape these checks mid-judging),
+  and `$id`/`$anchor`/`$dynamicRef` below the root (they move where a pointer leads).
+
+`$schema` keywords are dropped before compiling: jsonschema would otherwise switch a subschema
+(or `"$ref": "#"`) to its stock validator, whose patterns run on `re`. Every captured schema is
+judged as 2020-12 anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import unquote
+
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError
+
+from traceladder.evaluators.safe_regex import refusal, search
+
+# Keys whose values are data, not schemas: a "pattern" inside them is not a keyword.
+_DATA = frozenset({"enum", "const", "default", "examples", "description", "title", "$comment"})
+# Keys whose values map names (property names, definition names) to schemas.
+_NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_MOVERS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor")
+
+
+def _nodes(schema: Any, depth: int = 0) -> Iterator[tuple[dict[str, Any], int]]:
+    """Every object in schema position (not inside data keywords), with its depth."""
+    if isinstance(schema, list):
+        for item in schema:
+            yield from _nodes(item, depth)
+    elif isinstance(schema, dict):
+        yield schema, depth
+        for key, value in schema.items():
+            if key in _NAMED and isinstance(value, dict):
+                for sub in value.values():  # the names are not keywords
+                    yield from _nodes(sub, depth + 1)
+            elif key not in _DATA:
+                yield from _nodes(value, depth + 1)
+
+
+def _patterns(node: dict[str, Any]) -> Iterator[str]:
+    if isinstance(node.get("pattern"), str):
+        yield node["pattern"]
+    if isinstance(node.get("patternProperties"), dict):
+        yield from (k for k in node["patternProperties"] if isinstance(k, str))
+
+
+def _ref_problem(root: Any, ref: Any) -> str | None:
+    """Why a `$ref` would leave the captured schema's checked subschemas, or None."""
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        return f"$ref {str(ref)[:80]!r} is not a pointer into the definition itself"
+    target, named = root, False
+    for raw in ref[2:].split("/") if ref != "#" else ():
+        key = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and key in target and (named or key not in _DATA):
+            target, named = target[key], not named and key in _NAMED
+        elif isinstance(target, list) and key.isdigit() and int(key) < len(target):
+            target, named = target[int(key)], False
+        else:
+            return f"$ref {ref[:80]!r} leads nowhere a schema is"
+    at_schema = isinstance(target, dict | bool) and not named  # not a map of names itself
+    return None if at_schema else f"$ref {ref[:80]!r} leads nowhere a schema is"
+
+
+def unusable(schema: Any) -> str | None:
+    """Why a captured schema cannot be checked safely by `untrusted_validator`, or None."""
+    nodes = list(_nodes(schema))
+    for node, _ in nodes:
+        for pattern in _patterns(node):
+            why = refusal(pattern)
+            if why is not None:
+                return f"pattern {pattern[:80]!r} is one RE2, the linear-time engine, cannot run ({why})"
+    for node, depth in nodes:
+        moved = next((k for k in _MOVERS if k in node and (depth or k != "$id")), None)
+        if moved:
+            return f"{moved} is not followed in captured definitions"
+        if "$ref" in node and (problem := _ref_problem(schema, node["$ref"])):
+            return problem
+    if any("unevaluatedProperties" in n for n, _ in nodes) and any(
+        "patternProperties" in n for n, _ in nodes
+    ):
+        return "unevaluatedProperties with patternProperties is not checked in captured definitions"
+    return None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(
+    validator: Any, extra: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """jsonschema's `additionalProperties`, its messages included, with the patterns matched by RE2."""
+    if not validator.is_type(instance, "object"):
+        return
+    known, patterns = schema.get("properties", {}), list(schema.get("patternProperties", {}))
+    extras = {k for k in instance if k not in known and not any(search(p, k) for p in patterns)}
+    if validator.is_type(extra, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and extras:
+        joined = ", ".join(repr(each) for each in sorted(extras, key=str))
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            regexes = ", ".join(repr(each) for each in sorted(patterns))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {regexes}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({joined} {verb} unexpected)")
+
+
+LinearRegexValidator = validators.extend(
+    Draft202012Validator,
+    {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    },
+)
+
+
+def _without_dialect(schema: Any) -> Any:
+    """A copy without `$schema` in schema positions (data values are kept as they are)."""
+    if isinstance(schema, list):
+        return [_without_dialect(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _NAMED and isinstance(value, dict):
+            out[key] = {name: _without_dialect(sub) for name, sub in value.items()}
+        elif key != "$schema":
+            out[key] = value if key in _DATA else _without_dialect(value)
+    return out
+
+
+def untrusted_validator(schema: Mapping[str, Any]) -> Any:
+    """A validator for a captured schema (one `unusable` has nothing against)."""
+    return LinearRegexValidator(_without_dialect(schema), format_checker=Draft202012Validator.FORMAT_CHECKER)
