@@ -8,6 +8,7 @@ jsonschema's messages are kept word for word."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from traceladder.evaluators.untrusted_schema import LinearRegexValidator, untrusted_validator, unusable
 
 HOSTILE = "^(a+)+$"  # exponential for a backtracking engine on "aaa…a!"
-LONG = "a" * 5_000
+LONG = "a" * 1_000  # 2^1000 paths for `re`; short enough that the message is not cut
 
 
 def code_schema(pattern: str) -> dict:
@@ -198,6 +199,7 @@ def test_what_makes_a_captured_schema_unusable():
         (r"^[\s]$", [" ", "\u3000", "\t"], ["x"]),
         (r"^[\u0020-\u007E]+$", ["hello"], ["hé"]),  # \u escapes, which RE2 spells \x{…}
         (r"^\uD83D\uDE00$", ["\U0001f600"], ["\ud83d"]),  # a surrogate pair is one character
+        (r"^a.b$", ["axb", "a\U0001f600b"], ["a\rb", "a\u2028b", "a\nb"]),  # ECMA: . stops at any line end
         (r"^\d+$", ["123"], ["١٢٣", "12\n"]),  # ASCII digits, and $ is the end of the text
         (r"\\u0041", ["\\u0041"], ["A"]),  # an escaped backslash, not an escape
     ],
@@ -206,3 +208,44 @@ def test_captured_patterns_mean_what_ecma_262_says(pattern, matching, not_matchi
     validator = untrusted_validator({"type": "string", "pattern": pattern})
     assert all(validator.is_valid(text) for text in matching)
     assert not any(validator.is_valid(text) for text in not_matching)
+
+
+def test_captured_schemas_built_to_hang_crash_or_reach_the_network_get_no_verdict():
+    """Each attack ends at once with rung 1 `not_evaluated` (or the definition unusable), never a
+    hang, a traceback, a wrong verdict or a request to the URL a `$ref` names."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
+        done = subprocess.run(
+            [sys.executable, "tests/schema_attacks.py", url],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody called
+    assert done.returncode == 0, done.stderr
+    got = {name: (status, said) for name, (status, said, _) in json.loads(done.stdout).items()}
+    steps, endless = "needs more than 200,000 steps", "refers to itself without end"
+    assert got["ref_chain"] == (
+        "not_evaluated",
+        f"not evaluated: t: checking it against the captured definition {steps}",
+    )
+    assert got["unique_items"][0] == "not_evaluated" and steps in got["unique_items"][1]
+    assert got["ref_cycle"][0] == "not_evaluated" and endless in got["ref_cycle"][1]
+    assert got["multiple_of"] == (
+        "not_evaluated",
+        "not evaluated: t: the validator cannot check it (OverflowError)",
+    )
+    assert got["regex_format"][0] == "not_evaluated"
+    status, said = got["huge_message"]  # a real failure, its message cut (the value stays in `actual`)
+    assert status == "fail" and said.startswith("t: 'xxx") and len(said) < 2_100 and "more characters" in said
+    for name in ("encoded_ref", "superscript_index"):
+        assert got[name][0] == "unusable" and "leads nowhere a schema is" in got[name][1], name
+    assert got["url_ref"] == (
+        "unusable",
+        f"the definition of t cannot be used: $ref {url!r} is not a pointer into the definition itself",
+    )

@@ -214,7 +214,7 @@ class CallParser:
         if hit is None:
             try:
                 hit = (json.loads(raw), True)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested too deeply to decode
                 hit = (None, False)
             if len(self._decoded) > 200_000:
                 self._decoded.clear()

@@ -29,13 +29,15 @@ _CACHE_LIMIT = 10_000
 _cache: dict[str, SchemaRegistry | str] = {}  # by the set's digest
 
 
-def _usable(name: str, schema: Any) -> str | None:
-    """Why a parameters schema cannot judge calls, or None when it can."""
+def _usable(name: str, schema: Any, *, resolve: bool = True) -> str | None:
+    """Why a parameters schema cannot judge calls, or None when it can. `resolve`: follow its
+    references now, not mid-judging (a user's file; a captured one's are checked by `unusable`)."""
     if not isinstance(schema, dict):
         return f"the definition of {name} has parameters that are not a JSON object"
     try:
         Draft202012Validator.check_schema(schema)
-        Draft202012Validator(schema).is_valid({})  # resolves references now, not mid-judging
+        if resolve:
+            Draft202012Validator(schema).is_valid({})
     except SchemaError as exc:
         return f"the definition of {name} is not a valid JSON Schema: {exc.message}"
     except Exception as exc:  # an unresolvable $ref, a hostile pattern, …
@@ -54,12 +56,16 @@ def trace_registry(key: str, definitions: Definitions) -> SchemaRegistry | str:
     for name, parameters in definitions:
         try:
             schema = _EMPTY_OBJECT if parameters is None else json.loads(parameters)
-        except ValueError:
+        except (ValueError, RecursionError):
             problem = f"the definition of {name} has parameters that are not valid JSON"
             break
-        problem = _usable(name, schema)
-        if problem is None and (hostile := unusable(schema)):
-            problem = f"the definition of {name} cannot be used: {hostile}"
+        # what could reach the network or run unbounded is refused before jsonschema sees the schema
+        hostile = unusable(schema) if isinstance(schema, dict) else None
+        problem = (
+            f"the definition of {name} cannot be used: {hostile}"
+            if hostile
+            else _usable(name, schema, resolve=False)
+        )
         if problem:
             break
         if name in schemas and schemas[name] != schema:

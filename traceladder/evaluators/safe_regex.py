@@ -4,7 +4,8 @@ A JSON Schema `pattern` (or a `patternProperties` key) is an ECMA-262 regular ex
 Python's `re` backtracks: a hostile one (`^(a+)+$`) against a 40-character argument runs for hours.
 RE2 (google-re2) never backtracks. Where ECMA-262 and RE2 spell or mean a thing differently, the
 pattern is translated to ECMA's meaning first: `\\uXXXX` escapes (and surrogate pairs) become
-`\\x{…}`, and `\\s`/`\\S` get ECMA's white space (RE2's is ASCII only). `\\d`, `\\w` and `$` already
+`\\x{…}`, `\\s`/`\\S` get ECMA's white space (RE2's is ASCII only), and `.` excludes every line
+terminator (RE2's excludes only `\\n`). `\\d`, `\\w` and `$` already
 agree (ASCII; end of input). What RE2 refuses — a backreference, a lookaround, a repetition count
 above 1000 — is said by `refusal`, and the schema using it is not used (see `untrusted_schema`).
 """
@@ -63,6 +64,10 @@ def translate(pattern: str) -> str:
                 out.append(c + nxt)
             i += 2
             continue
+        if c == "." and not in_class:  # ECMA: any character but a line terminator (RE2: but \n)
+            out.append(r"[^\n\r\x{2028}\x{2029}]")
+            i += 1
+            continue
         if c == "[" and not in_class:
             in_class = True
         elif c == "]" and in_class:
@@ -87,6 +92,12 @@ def refusal(pattern: str) -> str | None:
     except UnicodeError:  # a lone surrogate in the pattern text
         return "the pattern is not valid Unicode"
     return None
+
+
+def cost(pattern: str, text: str) -> int:
+    """Work units of one search, for a caller's budget: RE2 is linear in the text, with a factor
+    that grows with the compiled program (a counted repetition such as `[\\s\\S]{1000}` is big)."""
+    return 1 + len(text) * _compiled(pattern).programsize // 100_000
 
 
 def search(pattern: str, text: str) -> bool:

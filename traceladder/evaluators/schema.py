@@ -27,7 +27,7 @@ from traceladder.domain.base import compile_validator
 from traceladder.evaluators.inputs import TraceInputs
 from traceladder.evaluators.safe_regex import matches
 from traceladder.evaluators.types import Call, CallCheck, Finding, RungResult, RungStatus
-from traceladder.evaluators.untrusted_schema import untrusted_validator
+from traceladder.evaluators.untrusted_schema import Uncheckable, untrusted_errors, untrusted_validator
 
 if TYPE_CHECKING:
     from traceladder.evaluators.analysis import Analysis
@@ -109,6 +109,7 @@ class SchemaRegistry:
         # user names, never for definitions a trace from elsewhere carried.
         self.fast = {name: fast_validator(schema) for name, schema in self.schemas.items()} if trusted else {}
         self._memo: dict[tuple[str, str, bool], tuple[str | None, str, tuple[tuple[str, str], ...]]] = {}
+        self._uncheckable: dict[tuple[str, str, bool], str] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the schemas; the receiving process compiles its own validators."""
@@ -125,6 +126,8 @@ class SchemaRegistry:
         found = self._memo.get(key)
         if found is not None:
             return found
+        if key in self._uncheckable:
+            raise Uncheckable(self._uncheckable[key])
         validator = self.validators.get(call.name)
         errors: tuple[tuple[str, str], ...] = ()
         if validator is None:
@@ -136,10 +139,17 @@ class SchemaRegistry:
         elif self._fast_accepts(call.name, call.arguments):
             found = (None, "", ())
         else:
+            try:
+                raised = (
+                    validator.iter_errors(call.arguments)
+                    if self.trusted
+                    else untrusted_errors(validator, call.arguments)
+                )
+            except Uncheckable as exc:  # remembered: the same call costs the budget once
+                self._uncheckable[key] = str(exc)
+                raise
             errors = tuple(
-                (param, err.message)
-                for err in validator.iter_errors(call.arguments)
-                for param in _params_of(err, call.arguments)
+                (param, _clipped(err.message)) for err in raised for param in _params_of(err, call.arguments)
             )
             message = "; ".join(f"{call.name}: {msg}" for _, msg in errors)
             found = ("PARAM_WRONG_FORMAT" if errors else None, message, errors)
@@ -174,6 +184,16 @@ class SchemaRegistry:
         return self._judge(call)[0] is None
 
 
+def _clipped(message: str, limit: int = 2_000) -> str:
+    """A validation message fit for a finding: jsonschema quotes the whole value, and a model's
+    argument may be megabytes (the value itself is kept in the finding's `actual`)."""
+    return (
+        message
+        if len(message) <= limit
+        else message[:limit] + f"… ({len(message) - limit:,} more characters)"
+    )
+
+
 def _params_of(err: Any, arguments: dict[str, Any]) -> list[str]:
     """The top-level parameters an error is about. An error inside a parameter names it; a
     missing required parameter or an unexpected extra one is reported on the object itself, so
@@ -205,7 +225,12 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
         return RungResult(NUMBER, NAME, "skipped", {}, explanation="no tool calls to check")
     checks, findings = [], []
     for call in calls:
-        code, message, errors = registry._judge(call)
+        try:
+            code, message, errors = registry._judge(call)
+        except Uncheckable as exc:  # a captured schema no one can check this call against: no verdict
+            return RungResult(
+                NUMBER, NAME, "not_evaluated", {}, explanation=f"not evaluated: {call.name}: {exc}"
+            )
         checks.append(
             CallCheck(
                 "invalid" if code else "match",

@@ -19,14 +19,23 @@ judged as 2020-12 anyway.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import itertools
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
-from traceladder.evaluators.safe_regex import refusal, search
+from traceladder.evaluators.safe_regex import cost, refusal, search
+
+# Work units one call's check may spend (a keyword evaluated, a regex search, a pair compared):
+# deterministic, unlike a deadline, so the same call gets the same answer on any machine.
+BUDGET = 200_000
+_MAX_PATTERNS = 1_000  # distinct regular expressions one captured schema may use
+_MAX_ERRORS = 100  # errors kept per call (each message may quote the whole argument)
+_spent = threading.local()
 
 # Keys whose values are data, not schemas: a "pattern" inside them is not a keyword.
 _DATA = frozenset({"enum", "const", "default", "examples", "description", "title", "$comment"})
@@ -62,11 +71,11 @@ def _ref_problem(root: Any, ref: Any) -> str | None:
     if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
         return f"$ref {str(ref)[:80]!r} is not a pointer into the definition itself"
     target, named = root, False
-    for raw in ref[2:].split("/") if ref != "#" else ():
-        key = unquote(raw).replace("~1", "/").replace("~0", "~")
+    for raw in unquote(ref[2:]).split("/") if ref != "#" else ():  # decoded, then split: as `referencing`
+        key = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(target, dict) and key in target and (named or key not in _DATA):
             target, named = target[key], not named and key in _NAMED
-        elif isinstance(target, list) and key.isdigit() and int(key) < len(target):
+        elif isinstance(target, list) and key.isascii() and key.isdigit() and int(key) < len(target):
             target, named = target[int(key)], False
         else:
             return f"$ref {ref[:80]!r} leads nowhere a schema is"
@@ -77,6 +86,8 @@ def _ref_problem(root: Any, ref: Any) -> str | None:
 def unusable(schema: Any) -> str | None:
     """Why a captured schema cannot be checked safely by `untrusted_validator`, or None."""
     nodes = list(_nodes(schema))
+    if len({p for node, _ in nodes for p in _patterns(node)}) > _MAX_PATTERNS:
+        return f"more than {_MAX_PATTERNS} distinct patterns"
     for node, _ in nodes:
         for pattern in _patterns(node):
             why = refusal(pattern)
@@ -96,7 +107,7 @@ def unusable(schema: Any) -> str | None:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    if validator.is_type(instance, "string") and not search(pattern, instance):
+    if validator.is_type(instance, "string") and not _search(pattern, instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
@@ -107,7 +118,7 @@ def _pattern_properties(
         return
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
-            if search(pattern, key):
+            if _search(pattern, key):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
@@ -118,7 +129,7 @@ def _additional_properties(
     if not validator.is_type(instance, "object"):
         return
     known, patterns = schema.get("properties", {}), list(schema.get("patternProperties", {}))
-    extras = {k for k in instance if k not in known and not any(search(p, k) for p in patterns)}
+    extras = {k for k in instance if k not in known and not any(_search(p, k) for p in patterns)}
     if validator.is_type(extra, "object"):
         for key in extras:
             yield from validator.descend(instance[key], extra, path=key)
@@ -133,14 +144,66 @@ def _additional_properties(
             yield ValidationError(f"Additional properties are not allowed ({joined} {verb} unexpected)")
 
 
+class Uncheckable(Exception):
+    """This call cannot be checked against the captured schema: over budget, or the schema and the
+    argument together break the validator (a reference cycle, a number too large to divide)."""
+
+
+def _spend(units: int) -> None:
+    _spent.units = getattr(_spent, "units", 0) + units
+    if _spent.units > BUDGET:
+        raise Uncheckable(f"checking it against the captured definition needs more than {BUDGET:,} steps")
+
+
+def _search(pattern: str, text: str) -> bool:
+    _spend(cost(pattern, text))
+    return search(pattern, text)
+
+
+def _price(keyword: str, value: Any, instance: Any) -> int:
+    """Units a keyword costs beyond its one: the ones whose own work grows with their input."""
+    if keyword == "uniqueItems" and isinstance(instance, list):
+        return len(instance) ** 2 // 10  # pairwise comparison
+    if keyword in ("enum", "const") and isinstance(value, list):
+        return len(value) // 10
+    if keyword == "format" and isinstance(instance, str):
+        return len(instance) // 100
+    return 0
+
+
+def _budgeted(keyword: str, check: Callable[..., Any]) -> Callable[..., Iterator[ValidationError]]:
+    def spend_then_check(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+        _spend(1 + _price(keyword, value, instance))
+        return check(validator, value, instance, schema) or iter(())
+
+    return spend_then_check
+
+
+_OWN = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+}
 LinearRegexValidator = validators.extend(
     Draft202012Validator,
-    {
-        "pattern": _pattern,
-        "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties,
-    },
+    {k: _budgeted(k, _OWN.get(k, f)) for k, f in Draft202012Validator.VALIDATORS.items()},
 )
+
+
+def untrusted_errors(validator: Any, arguments: Any) -> list[ValidationError]:
+    """The first errors of `arguments` against a validator from `untrusted_validator`, within
+    `BUDGET`. Raises `Uncheckable` (with the reason) instead of running long or failing."""
+    _spent.units = 0
+    try:
+        return list(itertools.islice(validator.iter_errors(arguments), _MAX_ERRORS))
+    except Uncheckable:
+        raise
+    except RecursionError:
+        raise Uncheckable(
+            "the captured definition refers to itself without end, or the argument is nested too deeply"
+        ) from None
+    except Exception as exc:  # e.g. OverflowError: multipleOf 0.5 against 1e400
+        raise Uncheckable(f"the validator cannot check it ({type(exc).__name__})") from None
 
 
 def _without_dialect(schema: Any) -> Any:
