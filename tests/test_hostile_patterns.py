@@ -36,10 +36,10 @@ def code_schema(pattern: str) -> dict:
     }
 
 
-def agent_traces(path: Path, pattern: str | dict, codes: list[str]) -> None:
+def agent_traces(path: Path, pattern: str | dict, codes: list[str], raw: list[str] | None = None) -> None:
     """One trace per code: a chat turn offering `lookup` (its `code` constrained by `pattern`, or
     the parameters schema given), then the tool span calling it — written as the OTLP protobuf an
-    exporter would send."""
+    exporter would send. `raw`: the argument texts as sent, instead of `{"code": …}` per code."""
     memory = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "someone-elses-agent"}))
     provider.add_span_processor(SimpleSpanProcessor(memory))
@@ -58,8 +58,9 @@ def agent_traces(path: Path, pattern: str | dict, codes: list[str]) -> None:
             chat = {"gen_ai.operation.name": "chat", "gen_ai.tool.definitions": json.dumps(definitions)}
             with tracer.start_as_current_span("chat their-model", attributes=chat):
                 pass
+            text = raw[n] if raw else json.dumps({"code": code})
             call = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup",
-                    "gen_ai.tool.call.id": f"c{n}", "gen_ai.tool.call.arguments": json.dumps({"code": code})}  # fmt: skip
+                    "gen_ai.tool.call.id": f"c{n}", "gen_ai.tool.call.arguments": text}  # fmt: skip
             with tracer.start_as_current_span("execute_tool lookup", attributes=call):
                 pass
     path.write_bytes(encode_spans(memory.get_finished_spans()).SerializeToString())
@@ -109,6 +110,19 @@ def test_a_hostile_pattern_is_judged_right_and_at_once(tmp_path, shape):
     if shape == "recursive_ref":  # the same pattern, one level down through the root again
         validator = untrusted_validator(SHAPES[shape])
         assert not validator.is_valid({"code": "a", "child": {"code": LONG + "!"}})
+
+
+def test_arguments_nested_too_deeply_to_decode_are_judged_not_crashed_on(tmp_path):
+    db, spans = tmp_path / "live.duckdb", tmp_path / "t.pb"
+    deep = '{"code": ' * 5_000 + '"a"' + "}" * 5_000  # Python's json gives up (RecursionError)
+    agent_traces(spans, "^a", ["deep"], raw=[deep])
+    assert traceladder("ingest", "--db", str(db), str(spans)).returncode == 0
+    done = traceladder("evaluate", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    ((status, explanation),) = rows(
+        db, "SELECT status, explanation FROM rung_results WHERE rung_name = 'schema'"
+    )
+    assert status == "fail" and "lookup: arguments are not valid JSON" in explanation
 
 
 def test_an_argument_with_a_lone_surrogate_is_judged_not_crashed_on(tmp_path):
