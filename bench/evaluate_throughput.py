@@ -20,6 +20,7 @@ from pathlib import Path
 
 import jsonschema
 import pyarrow as pa
+from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
 from traceladder.cases import load_cases
 from traceladder.domain.retail import load_retail_domain
@@ -43,12 +44,6 @@ def synthesize(store: Store, n: int, seed: int = 7) -> None:
     calls: dict[str, list] = {
         k: [] for k in ("trace_id", "span_id", "ordinal", "tool_name", "arguments_raw", "status", "result")
     }
-    reads = [
-        ("get_user", {"user_id": "U101"}),
-        ("list_orders", {"user_id": "U102"}),
-        ("get_return_policy", {}),
-        ("get_order", {"order_id": "W444"}),
-    ]
     for t in range(n):
         case = rng.choice(cases)
         trace = f"{t:032x}"
@@ -64,24 +59,14 @@ def synthesize(store: Store, n: int, seed: int = 7) -> None:
                    status_code="UNSET", attributes=attrs, events="[]", resource="{}", source="bench", operation="invoke_agent")  # fmt: skip
         for key, value in row.items():
             span_cols[key].append(value)
-        sequence = [(c.tool, dict(c.params)) for c in case.calls]
-        while len(sequence) < 2 or (len(sequence) < 6 and rng.random() < 0.5):
-            sequence.insert(rng.randrange(len(sequence) + 1), rng.choice(reads))
-        for ordinal, (tool, args) in enumerate(sequence, 1):
-            roll = rng.random()
-            if roll < 0.15 and args:
-                key = rng.choice(list(args))
-                args = dict(args, **{key: f"X{rng.randrange(10_000)}"})  # a wrong, often schema-invalid value
-            raw = json.dumps(args, ensure_ascii=False)
-            if roll > 0.97:
-                raw = raw[:-1]  # invalid JSON
+        for ordinal, tool, raw, result in suite_calls(case, rng):
             calls["trace_id"].append(trace)
             calls["span_id"].append(f"{t:08x}{ordinal:08x}")
             calls["ordinal"].append(ordinal)
             calls["tool_name"].append(tool)
             calls["arguments_raw"].append(raw)
             calls["status"].append("ok")
-            calls["result"].append('{"action_id": "ACT-001"}' if tool.startswith("request_") else "{}")
+            calls["result"].append(result)
     with store.transaction() as conn:
         conn.register("s", pa.table(span_cols, schema=SPAN_SCHEMA))
         conn.register("c", pa.table(calls))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import psutil
 import pyarrow as pa
+from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
 from traceladder.cases import load_cases
 from traceladder.evaluation.executors import DaskExecutor, InProcess
@@ -36,8 +37,6 @@ from traceladder.storage.spans import SPAN_SCHEMA
 from traceladder.storage.writes import write_batch
 
 ROOT = Path(__file__).resolve().parents[1]
-READS = [("get_user", {"user_id": "U101"}), ("list_orders", {"user_id": "U102"}),
-         ("get_return_policy", {}), ("get_order", {"order_id": "W444"})]  # fmt: skip
 
 
 def spans_of(first: int, n: int, rng: random.Random, cases: list) -> pa.Table:
@@ -59,18 +58,7 @@ def spans_of(first: int, n: int, rng: random.Random, cases: list) -> pa.Table:
         start = t0 + t * 1_000_000
         add(trace, root, None, "invoke_agent bench", start, {"gen_ai.operation.name": "invoke_agent",
             "traceladder.case.id": case.id, "traceladder.run.id": "bench", "traceladder.domain": "retail"})  # fmt: skip
-        sequence = [(c.tool, dict(c.params)) for c in case.calls]
-        while len(sequence) < 2 or (len(sequence) < 6 and rng.random() < 0.5):
-            sequence.insert(rng.randrange(len(sequence) + 1), rng.choice(READS))
-        for ordinal, (tool, args) in enumerate(sequence, 1):
-            roll = rng.random()
-            if roll < 0.15 and args:
-                key = rng.choice(list(args))
-                args = dict(args, **{key: f"X{rng.randrange(10_000)}"})
-            raw = json.dumps(args)
-            if roll > 0.97:
-                raw = raw[:-1]
-            result = '{"action_id": "ACT-001"}' if tool.startswith("request_") else "{}"
+        for ordinal, tool, raw, result in suite_calls(case, rng):
             add(trace, f"{t:08x}{ordinal:08x}", root, f"execute_tool {tool}", start + ordinal * 10,
                 {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
                  "gen_ai.tool.call.id": f"call_{ordinal}", "gen_ai.tool.call.arguments": raw,
