@@ -49,7 +49,16 @@ class SurvivorInputs:
     definition_sets: dict[str, tuple[tuple[str, str | None], ...]]
 
     @classmethod
-    def read(cls, store: Store, units: Sequence[UnitRow], first: Sequence[ResultTables]) -> SurvivorInputs:
+    def read(
+        cls,
+        store: Store,
+        units: Sequence[UnitRow],
+        first: Sequence[ResultTables],
+        *,
+        definitions: bool = False,
+    ) -> SurvivorInputs:
+        """The inputs of the units `first` passed. `definitions`: read their captured tool
+        definitions too (for a context built elsewhere; an evaluation of `store` has them)."""
         passed = {
             trace_id
             for tables in first
@@ -66,7 +75,9 @@ class SurvivorInputs:
             chosen,
             read_call_table(store, ids),
             read_exchanges(store, ids) if ids else {},
-            read_definition_sets(store, (u.definitions for u in chosen if u.definitions)),
+            read_definition_sets(store, (u.definitions for u in chosen if u.definitions))
+            if definitions
+            else {},
         )
 
     @classmethod

@@ -105,7 +105,7 @@ def judge_shard(job: ShardJob, shard: int) -> ShardResult:
             live=job.live, judge_tag=job.judge_tag,
         )  # fmt: skip
         tables = _read_back(scratch)
-        survivors = SurvivorInputs.read(scratch, units, [tables]) if job.judge_tag else None
+        survivors = SurvivorInputs.read(scratch, units, [tables], definitions=True) if job.judge_tag else None
         return ShardResult(shard, spans.num_rows, tables, survivors)
 
 
@@ -176,11 +176,13 @@ def evaluate_source(
                 [sampling.rate, sampling.keep_errors],
             )
 
-    if judge is not None or (isinstance(source, StoreSource) and source.path.resolve() == db.resolve()):
+    same_store = isinstance(source, StoreSource) and source.path.resolve() == db.resolve()
+    tables: list[ResultTables] = []
+    if judge is not None or same_store:
         # Collect first, then write. With a judge: the survivors of every shard must be known. When
         # the source is the results store: workers open it read-only, which DuckDB refuses while
         # this process holds it for writing.
-        if isinstance(source, StoreSource) and source.path.resolve() == db.resolve():
+        if same_store:
             with open_store(db):
                 pass  # fold what a receiver acknowledged, so the shards see it
         tables = list(stream())
