@@ -120,41 +120,16 @@ def _cross_check_json(kind: str, pb_bodies: list[bytes], json_bodies: list[Any])
     return f"{kind}: {len(pb_bodies)} request(s); JSON exporter output == protobuf via MessageToDict+hex ids"
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print(__doc__, file=sys.stderr)
-        return 2
-    producer, scenario, outdir = argv[1], argv[2], Path(argv[3])
-    config = PRODUCERS[producer]
-    if scenario not in SCRIPTS:
-        raise SystemExit(f"unknown scenario {scenario!r}")
-    env = apply_env(config)  # before any instrumentation or openai import
-
-    import openai
-    from agent import SYSTEM_PROMPT, TOOLS, run_agent
-
-    workdir = Path(tempfile.mkdtemp(prefix=f"capture-{producer}-{scenario}-"))
-    service_name = f"traceladder-fixture-{producer}"
-    with OTLPSink() as sink, ScriptedModelServer(scenario) as model:
-        pipeline = Pipeline(sink_url=sink.base_url, workdir=workdir, service_name=service_name)
-        telemetry = config.setup(pipeline)
-        client = openai.OpenAI(base_url=model.base_url, api_key="sk-fixture-not-a-key", max_retries=0)
-        result = run_agent(client, SCRIPTS[scenario]["user"], telemetry)
-        pipeline.shutdown()
-        captures = list(sink.captures)
-        model_requests = list(model.requests)
-
-    calls = _expected_calls(scenario, result.calls)
-    _check_model_requests(scenario, model_requests, calls)
-    final_text = SCRIPTS[scenario]["turns"][-1]["content"]
-    if result.final_text != final_text:
-        raise AssertionError(f"final text {result.final_text!r} != scripted {final_text!r}")
-
+def clear_fixture_dir(outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
     for pattern in FIXTURE_GLOBS:
         for old in outdir.glob(pattern):
             old.unlink()
 
+
+def write_otlp_files(captures: list[Any], outdir: Path, workdir: Path) -> tuple[list[Any], list[str]]:
+    """Writes every OTLP request the sink received (protobuf bodies, the JSON exporter's requests,
+    the JSON-lines file) into `outdir`, cross-checked; returns (manifest, notes)."""
     notes = []
     manifest = []  # every OTLP/HTTP request the sink received, in arrival order
     unexpected = sorted(
@@ -191,6 +166,41 @@ def main(argv: list[str]) -> int:
             if len(lines) != len(json_bodies) or [json.loads(x) for x in lines] != json_bodies:
                 raise AssertionError(f"collector-{kind}.jsonl differs from the JSON requests")
             shutil.copyfile(jsonl, outdir / f"collector-{kind}.jsonl")
+    return manifest, notes
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    producer, scenario, outdir = argv[1], argv[2], Path(argv[3])
+    config = PRODUCERS[producer]
+    if scenario not in SCRIPTS:
+        raise SystemExit(f"unknown scenario {scenario!r}")
+    env = apply_env(config)  # before any instrumentation or openai import
+
+    import openai
+    from agent import SYSTEM_PROMPT, TOOLS, run_agent
+
+    workdir = Path(tempfile.mkdtemp(prefix=f"capture-{producer}-{scenario}-"))
+    service_name = f"traceladder-fixture-{producer}"
+    with OTLPSink() as sink, ScriptedModelServer(scenario) as model:
+        pipeline = Pipeline(sink_url=sink.base_url, workdir=workdir, service_name=service_name)
+        telemetry = config.setup(pipeline)
+        client = openai.OpenAI(base_url=model.base_url, api_key="sk-fixture-not-a-key", max_retries=0)
+        result = run_agent(client, SCRIPTS[scenario]["user"], telemetry)
+        pipeline.shutdown()
+        captures = list(sink.captures)
+        model_requests = list(model.requests)
+
+    calls = _expected_calls(scenario, result.calls)
+    _check_model_requests(scenario, model_requests, calls)
+    final_text = SCRIPTS[scenario]["turns"][-1]["content"]
+    if result.final_text != final_text:
+        raise AssertionError(f"final text {result.final_text!r} != scripted {final_text!r}")
+
+    clear_fixture_dir(outdir)
+    manifest, notes = write_otlp_files(captures, outdir, workdir)
     shutil.rmtree(workdir, ignore_errors=True)
 
     (outdir / "model-requests.json").write_text(

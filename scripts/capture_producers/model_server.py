@@ -4,6 +4,9 @@ Binds 127.0.0.1 on an ephemeral port and replays a fixed script for one scenario
 each POST to ``.../chat/completions`` gets the next turn of the script, either a set of
 tool calls (ids, names and *exact* argument strings) or a final text answer. Every
 request body is recorded verbatim, so the capture can check what the agent really sent.
+A request with ``"stream": true`` gets the same turn as server-sent events (`stream_events`):
+tool-call arguments arrive in 7-character pieces, as real servers split them. ``GET .../models``
+lists the one model (some frameworks ask first).
 
 Run standalone to eyeball a script::
 
@@ -58,6 +61,40 @@ SCRIPTS: dict[str, dict[str, Any]] = {
             {"content": "It is sunny and 22 C in Paris."},
         ],
     },
+    # The framework scenarios (capture_framework.py) add a sequential chain and a schema violation.
+    "chain": {
+        "user": "Check the weather in Paris, then the local time there, then book a table for 4 at Chez Nous.",
+        "turns": [
+            {"tool_calls": [{"id": "call_d1", "name": "get_weather", "arguments": '{"location": "Paris"}'}]},
+            {"tool_calls": [{"id": "call_d2", "name": "get_time", "arguments": '{"city": "Paris"}'}]},
+            {
+                "tool_calls": [
+                    {
+                        "id": "call_d3",
+                        "name": "book_table",
+                        "arguments": '{"restaurant": "Chez Nous", "party_size": 4}',
+                    }
+                ]
+            },
+            {"content": "Sunny, 22 C, 14:05 in Paris; table for 4 booked at Chez Nous (BK-1042)."},
+        ],
+    },
+    "schema_violation": {
+        "user": "Book a table for four at Chez Nous.",
+        "turns": [
+            # valid JSON, but party_size is a string where the schema says integer
+            {
+                "tool_calls": [
+                    {
+                        "id": "call_e1",
+                        "name": "book_table",
+                        "arguments": '{"restaurant": "Chez Nous", "party_size": "four"}',
+                    }
+                ]
+            },
+            {"content": "I could not book the table: the party size was not a number."},
+        ],
+    },
     "no_ids": {
         "user": "What time is it in Tokyo?",
         "turns": [
@@ -104,6 +141,39 @@ def build_response(scenario: str, turn_index: int) -> dict[str, Any]:
     }
 
 
+def stream_events(payload: dict[str, Any], include_usage: bool) -> bytes:
+    """The same response as server-sent events, the way OpenAI streams it: a role chunk, each
+    tool call opened with its id and name and its arguments in small pieces (clients must
+    reassemble them), or the text in pieces, a finish chunk, optionally a usage chunk, [DONE]."""
+    choice = payload["choices"][0]
+    message = choice["message"]
+    base = {k: payload[k] for k in ("id", "created", "model", "system_fingerprint")}
+    base["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": None if message.get("tool_calls") else ""})]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        opening: dict[str, Any] = {"index": index, "type": "function"}
+        if "id" in call:
+            opening["id"] = call["id"]
+        opening["function"] = {"name": call["function"]["name"], "arguments": ""}
+        chunks.append(chunk({"tool_calls": [opening]}))
+        arguments = call["function"]["arguments"]
+        for start in range(0, len(arguments), 7):
+            piece = {"index": index, "function": {"arguments": arguments[start : start + 7]}}
+            chunks.append(chunk({"tool_calls": [piece]}))
+    content = message.get("content") or ""
+    for start in range(0, len(content), 12):
+        chunks.append(chunk({"content": content[start : start + 12]}))
+    chunks.append(chunk({}, choice["finish_reason"]))
+    if include_usage:
+        chunks.append({**base, "choices": [], "usage": payload["usage"]})
+    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
 class ScriptedModelServer:
     """Serves one scenario's script; thread-safe request log in ``self.requests``."""
 
@@ -130,6 +200,21 @@ class ScriptedModelServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self) -> None:  # noqa: N802 - stdlib name
+                # some frameworks list models before the first request
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
+            def _send_stream(self, payload: dict[str, Any], include_usage: bool) -> None:
+                data = stream_events(payload, include_usage)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:  # noqa: N802 - stdlib name
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
@@ -149,7 +234,12 @@ class ScriptedModelServer:
                         self._send(500, {"error": {"message": str(exc), "type": "server_error"}})
                         return
                     server.responses.append(payload)
-                self._send(200, payload)
+                request = server.requests[-1]["body"]
+                if isinstance(request, dict) and request.get("stream"):
+                    options = request.get("stream_options") or {}
+                    self._send_stream(payload, bool(options.get("include_usage")))
+                else:
+                    self._send(200, payload)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="model-server", daemon=True)
