@@ -1,7 +1,8 @@
 """Reads one trace's spans and log records into sources, whatever convention produced them.
 
-Each span is classified once: a tool execution (by attributes, never by span name: MCP tool spans
-are named `tools/call x`), an LLM request/response, or neither. Input order never matters: spans
+Each span is classified once, by the conventions in the registry (`registry.role_of`): a tool
+execution (by attributes, never by span name: MCP tool spans are named `tools/call x`), an LLM
+request/response, or neither. Input order never matters: spans
 are deduplicated by span_id and log records by record_id (a re-sent duplicate resolves to the
 same survivor whatever the order), and everything is sorted before `merge` looks at it.
 """
@@ -11,14 +12,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import partial
-from typing import Any, Final
 
-from traceladder.conventions import openinference as oi
-from traceladder.conventions import openllmetry as ol
 from traceladder.conventions import otel_genai as og
+from traceladder.conventions import registry
+from traceladder.conventions.base import LLM, TOOL, Convention
 from traceladder.conventions.definitions import request_lists, tool_span_list
-from traceladder.conventions.events import Events, genai_history, span_events
+from traceladder.conventions.events import Events, span_events
 from traceladder.conventions.sources import DefinitionEntry, Execution, History, LLMSpan, ResponseOutput, Turn
 from traceladder.conventions.values import text
 from traceladder.conventions.views import RESPONSE, LogView, SpanView
@@ -31,61 +30,13 @@ class Collected:
     definitions: list[DefinitionEntry]
 
 
-# Attributes that make a span worth reading; a span with none of them (HTTP, DB, ...) and no
-# events costs one set operation.
-_MARKERS: Final = frozenset(
-    {
-        og.OPERATION, og.TOOL_NAME, og.INPUT_MESSAGES, og.OUTPUT_MESSAGES, og.TOOL_DEFINITIONS,
-        oi.SPAN_KIND, oi.OUTPUT_FIRST, oi.INPUT_FIRST, oi.TOOLS_FIRST,
-        ol.SPAN_KIND, ol.REQUEST_TYPE, ol.COMPLETION_FIRST, ol.PROMPT_FIRST, ol.FUNCTIONS_FIRST,
-    }
-)  # fmt: skip
-
-
-def _execution(
-    attrs: dict[str, Any], span: SpanView, operation: Any, oi_kind: str | None
-) -> Execution | None:
-    """The tool-span conventions in precedence order: an explicit execute_tool, OpenInference
-    TOOL, OpenLLMetry tool (which also sets gen_ai.tool.name without an operation, so it comes
-    before) and last a span with gen_ai.tool.name but no operation (Pydantic AI omits it)."""
-    if operation == og.EXECUTE_TOOL:
-        return og.execution(span)
-    if oi_kind == "TOOL":
-        return oi.execution(span)
-    if ol.is_tool_span(attrs):
-        return ol.execution(span)
-    if operation is None and og.TOOL_NAME in attrs:
-        return og.execution(span)
-    return None
-
-
-def _is_llm(attrs: dict[str, Any], operation: Any, oi_kind: str | None) -> bool:
-    if operation is not None:
-        # invoke_agent and other operations: their messages summarise a run, they request nothing
-        return isinstance(operation, str) and operation in og.INFERENCE_OPERATIONS
-    if oi_kind is not None:
-        return oi_kind == "LLM"  # AGENT, CHAIN, ...: as above
-    return ol.is_llm(attrs) or og.OUTPUT_MESSAGES in attrs or og.INPUT_MESSAGES in attrs
-
-
-def _read_llm_span(attrs: dict[str, Any], llm: LLMSpan) -> None:
-    """Output calls are read now (small); input histories only get a lazy loader."""
-    outputs = (
-        og.output_calls(attrs[og.OUTPUT_MESSAGES], None) if og.OUTPUT_MESSAGES in attrs else None,
-        oi.output_calls(attrs) if oi.OUTPUT_FIRST in attrs or oi.OUTPUT_FIRST_CALL in attrs else None,
-        ol.output_calls(attrs) if ol.COMPLETION_FIRST in attrs or ol.COMPLETION_FIRST_CALL in attrs else None,
-    )
-    llm.outputs.extend(ResponseOutput(calls, RESPONSE) for calls in outputs if calls)
-    if og.INPUT_MESSAGES in attrs:
-        llm.histories.append(genai_history(attrs[og.INPUT_MESSAGES], None))
-    if oi.INPUT_FIRST in attrs:
-        llm.histories.append(
-            History(partial(oi.input_messages, attrs), True, False, partial(oi.assistant_turns, attrs))
-        )
-    if ol.PROMPT_FIRST in attrs:
-        llm.histories.append(
-            History(partial(ol.input_messages, attrs), True, False, partial(ol.assistant_turns, attrs))
-        )
+def _read_llm_span(span: SpanView, llm: LLMSpan, conventions: tuple[Convention, ...]) -> None:
+    """Every convention's response calls (small) and input histories (lazy loaders)."""
+    for convention in conventions:
+        calls = convention.response_calls(span)
+        if calls:
+            llm.outputs.append(ResponseOutput(calls, RESPONSE))
+        llm.histories.extend(convention.histories(span))
 
 
 def _survivor(a: SpanView, b: SpanView) -> SpanView:
@@ -99,6 +50,8 @@ def _survivor(a: SpanView, b: SpanView) -> SpanView:
 
 class _Collector:
     def __init__(self) -> None:
+        self.conventions = registry.conventions()
+        self.markers = registry.markers()
         self.llm_spans: dict[str, LLMSpan] = {}
         self.executions: list[Execution] = []
         self.definitions: list[DefinitionEntry] = []
@@ -106,22 +59,21 @@ class _Collector:
 
     def span(self, span: SpanView) -> None:
         self.spans[span.span_id] = span
-        attrs = span.attributes
-        if not span.events and attrs.keys().isdisjoint(_MARKERS):
+        if not span.events and span.attributes.keys().isdisjoint(self.markers):
             return
         start = span.start_ns or 0
-        operation, oi_kind = attrs.get(og.OPERATION), oi.kind(attrs)
-        found = request_lists(attrs)
-        execution = _execution(attrs, span, operation, oi_kind)
-        if execution is not None:
+        found = request_lists(span, self.conventions)
+        decided = registry.role_of(span)
+        role, convention = decided if decided is not None else (None, None)
+        execution = convention.execution(span) if role == TOOL and convention is not None else None
+        if execution is not None and convention is not None:
             self.executions.append(execution)
-            described = tool_span_list(execution.convention, attrs)
-            found.extend([described] if described is not None else [])
-        elif _is_llm(attrs, operation, oi_kind) or (span.events and span_events(span, start)):
+            found.append(tool_span_list(convention, span))
+        elif role == LLM or (span.events and span_events(span, start)):
             llm = self.llm_spans[span.span_id] = LLMSpan(
                 span.span_id, span.span_id, start, start, span.end_ns, span.parent_span_id
             )
-            _read_llm_span(attrs, llm)
+            _read_llm_span(span, llm, self.conventions)
             if span.events:
                 events = Events()
                 for name, fields, time_ns in span_events(span, start):

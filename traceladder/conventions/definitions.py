@@ -1,88 +1,62 @@
 """Tool definitions: the tool lists found on spans and records, and one definition per name.
 
 "First seen wins", by tier, then time: a tool list a request sent (gen_ai.tool.definitions,
-llm.tools.*, llm.request.functions.*) beats a tool span describing itself (gen_ai.tool.description,
-OpenInference tool.description/tool.parameters), whatever their times; within a tier the earliest
-span (start time, then span id), then the order on that span, then the position in the list.
+llm.tools.*, llm.request.functions.*, …: every convention's `request_definitions`) beats a tool
+span describing itself (`tool_definition`), whatever their times; within a tier the earliest span
+(start time, then span id), then the order on that span, then the position in the list.
 
-Lists are read lazily: every request of an agent repeats the same list, so a list whose JSON text
-equals one already read is skipped, and parsed text is memoised across traces.
+A definition records where it was seen (`ToolDefinition.offered`): a list a request sent is what
+the model was offered; a tool span's own description exists only for tools that ran, so a trace
+whose definitions all come from tool spans does not know its whole tool set.
+
+Lists are read lazily: every request of an agent repeats the same list, so a list whose identity
+(its JSON text) equals one already read is skipped, and parsed text is memoised across traces.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
-from typing import Any
+from functools import partial
 
-from traceladder.conventions import openinference as oi
-from traceladder.conventions import openllmetry as ol
-from traceladder.conventions import otel_genai as og
-from traceladder.conventions.sources import DefinitionEntry, DefinitionList, DefinitionSource
+from traceladder.conventions.base import Convention
+from traceladder.conventions.sources import (
+    REQUEST,
+    TOOL_SPAN_TIER,
+    DefinitionEntry,
+    DefinitionList,
+    DefinitionSource,
+)
 from traceladder.conventions.values import compact
-from traceladder.conventions.views import OPENINFERENCE, OPENLLMETRY, OTEL_GENAI, ToolDefinition
-
-REQUEST, TOOL_SPAN = 0, 1  # tiers
+from traceladder.conventions.views import SpanView, ToolDefinition
 
 
-def request_lists(attrs: dict[str, Any]) -> list[DefinitionList]:
-    """The tool lists a request (span or operation.details event) carries."""
-    out = []
-    if og.TOOL_DEFINITIONS in attrs:
-        out.append(genai_list(attrs[og.TOOL_DEFINITIONS]))
-    if oi.TOOLS_FIRST in attrs:
-        schemas = oi.schemas(attrs)
-        if all(isinstance(x, str) for x in schemas):
-            out.append(DefinitionList(REQUEST, (OPENINFERENCE, schemas), partial(_openinference, schemas)))
-        else:
-            out.append(DefinitionList(REQUEST, None, partial(oi.definitions, schemas)))
-    if ol.FUNCTIONS_FIRST in attrs:
-        out.append(DefinitionList(REQUEST, None, partial(ol.definitions, attrs)))
-    return out
+def request_lists(span: SpanView, conventions: tuple[Convention, ...]) -> list[DefinitionList]:
+    """The tool lists a request (span) carries, in every convention."""
+    return [found for c in conventions for found in c.request_definitions(span)]
 
 
-def genai_list(value: Any) -> DefinitionList:
-    if isinstance(value, str):
-        return DefinitionList(REQUEST, (OTEL_GENAI, value), partial(_genai, value))
-    return DefinitionList(REQUEST, None, partial(og.definitions, value))
-
-
-# Results are never mutated, so sharing them between traces is safe.
-@lru_cache(maxsize=64)
-def _genai(value: str) -> list[DefinitionSource]:
-    return [d._replace(parameters=compact(d.parameters)) for d in og.definitions(value)]
-
-
-@lru_cache(maxsize=64)
-def _openinference(schemas: tuple[str, ...]) -> list[DefinitionSource]:
-    return [d._replace(parameters=compact(d.parameters)) for d in oi.definitions(schemas)]
-
-
-_DESCRIBES = {OTEL_GENAI: og.execution_definition, OPENINFERENCE: oi.tool_span_definition}
-
-
-def tool_span_list(convention: str, attrs: dict[str, Any]) -> DefinitionList | None:
+def tool_span_list(convention: Convention, span: SpanView) -> DefinitionList:
     """A tool span describing its own tool: a fallback for tools no request listed."""
-    if convention == OPENLLMETRY:
-        return None  # the @tool decorator records no description
-    return DefinitionList(TOOL_SPAN, None, partial(_described, convention, attrs))
+    return DefinitionList(TOOL_SPAN_TIER, None, partial(_described, convention, span))
 
 
-def _described(convention: str, attrs: dict[str, Any]) -> list[DefinitionSource]:
-    found = _DESCRIBES[convention](attrs)
+def _described(convention: Convention, span: SpanView) -> list[DefinitionSource]:
+    found = convention.tool_definition(span)
     return [found] if found is not None else []
 
 
 def choose(entries: list[DefinitionEntry]) -> list[ToolDefinition]:
-    best: dict[str, tuple[DefinitionSource, str | None]] = {}
+    best: dict[str, tuple[DefinitionSource, str | None, int]] = {}
     read: set[object] = set()
-    for *_, span_id, tools in sorted(entries, key=lambda e: e[:4]):
+    for tier, *_, span_id, tools in sorted(entries, key=lambda e: e[:4]):
         if tools.identity is not None:
             if tools.identity in read:
                 continue
             read.add(tools.identity)
         for source in tools.load():
-            best.setdefault(source.name, (source, span_id))
+            best.setdefault(source.name, (source, span_id, tier))
     return [
-        ToolDefinition(name, source.description, compact(source.parameters), source.convention, span_id)
-        for name, (source, span_id) in sorted(best.items())
+        ToolDefinition(
+            name, source.description, compact(source.parameters), source.convention, span_id, tier == REQUEST
+        )
+        for name, (source, span_id, tier) in sorted(best.items())
     ]

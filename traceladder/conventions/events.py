@@ -8,11 +8,10 @@ as response outputs and an input history.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from traceladder.conventions import otel_genai as og
-from traceladder.conventions.definitions import genai_list
+from traceladder.conventions.otel_genai import genai_history, genai_list
 from traceladder.conventions.sources import (
     DefinitionList,
     History,
@@ -27,12 +26,6 @@ from traceladder.conventions.values import as_dict, name_text, text
 from traceladder.conventions.views import EVENT, SpanView
 
 _LAST = 1 << 62  # a choice without a usable index sorts after the numbered ones
-
-
-def genai_history(value: Any, record_id: str | None) -> History:
-    """`gen_ai.input.messages` (JSON text on spans, structured in events) as a lazy history."""
-    loader, counter = partial(og.input_messages, value, record_id), partial(og.assistant_turns, value)
-    return History(loader, True, not isinstance(value, str), counter)
 
 
 def span_events(span: SpanView, start: int) -> list[tuple[str, dict[str, Any], int]]:

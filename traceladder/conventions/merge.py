@@ -12,13 +12,14 @@
 from __future__ import annotations
 
 from operator import itemgetter
+from typing import Any
 
 from traceladder.conventions.calls import PHASE_RESPONSE, Call, Slot
 from traceladder.conventions.collect import Collected
 from traceladder.conventions.history import Histories
 from traceladder.conventions.matching import drop_nested, match_executions
 from traceladder.conventions.sources import Execution, LLMSpan, Sighting
-from traceladder.conventions.values import args_text
+from traceladder.conventions.values import ABSENT, ARGS_NONE, ARGS_STRUCTURED, args_text, canonical
 from traceladder.conventions.views import ERROR, OK, ORIGIN_RANK, TOOL_SPAN, UNKNOWN, ExtractedCall
 
 _ORIGINS = {rank: origin for origin, rank in ORIGIN_RANK.items()}
@@ -79,30 +80,53 @@ def _tool_only(e: Execution) -> Call:
     )
 
 
+def _arguments(model_side: list[tuple[int, Sighting]], e: Execution | None) -> tuple[Any, int]:
+    """The precedence rule (docs/conventions.md, "Which copy decides"): the model's side (its
+    response, an event, a later request's history) is the authority on the arguments — the copy
+    closest to the model's text wins; an execution span only supplies the verbatim text of the
+    same arguments (a producer that kept the model's string on the tool span but re-serialised
+    it in the messages), or the arguments when no model-side copy has any. Returns the value and
+    the origin rank it came from."""
+    best: tuple[int, int, Sighting] | None = None
+    for rank, seen in model_side:
+        if seen.args_rank < ARGS_NONE and (best is None or (seen.args_rank, rank) < best[:2]):
+            best = (seen.args_rank, rank, seen)
+    tool_span = ORIGIN_RANK[TOOL_SPAN]
+    if best is None:
+        return (e.args, tool_span) if e is not None else (ABSENT, model_side[0][0])
+    if (
+        best[0] == ARGS_STRUCTURED
+        and e is not None
+        and isinstance(e.args, str)
+        and e.canonical_args() is not None
+        and e.canonical_args() == canonical(best[2].args)
+    ):
+        return e.args, tool_span
+    return best[2].args, best[1]
+
+
 def _row(ordinal: int, call: Call) -> ExtractedCall:
     e, r = call.execution, call.response
-    sightings = call.sightings
+    model_side = sorted(call.sightings, key=itemgetter(0)) if len(call.sightings) > 1 else call.sightings
+    sightings = model_side
     if e is not None:
         executed = Sighting(e.name, e.call_id, e.args, e.args_rank, e.convention, None)
-        sightings = [*sightings, (ORIGIN_RANK[TOOL_SPAN], executed)]
-    if len(sightings) > 1:  # best origin first; within one, the order they were found in
-        sightings = sorted(sightings, key=itemgetter(0))
+        sightings = sorted([*sightings, (ORIGIN_RANK[TOOL_SPAN], executed)], key=itemgetter(0))
+    # best origin first; within one, the order they were found in
     origin_rank, best = sightings[0]
     name = call_id = record = None
-    args, args_key = best, (best.args_rank, origin_rank)
-    for rank, seen in sightings:  # each field from the best origin that has it
+    for _, seen in sightings:  # each field from the best origin that has it
         name = seen.name if name is None else name
         call_id = seen.call_id if call_id is None else call_id
         record = seen.record_id if record is None else record
-        if (seen.args_rank, rank) < args_key:
-            args, args_key = seen, (seen.args_rank, rank)
+    args_value, _ = _arguments(model_side, e)
     result = call.best_result()
     # executed: its span says how it went; not executed: a result fed back still proves it ran
     status = (ERROR if e.failed else OK) if e is not None else (OK if result is not None else UNKNOWN)
     response_span = r.span_id if r is not None else None
     timed = e if e is not None else r
     return ExtractedCall(
-        ordinal, name or "", call_id, args_text(args.args), result, status,
+        ordinal, name or "", call_id, args_text(args_value), result, status,
         e.error_type if e is not None else None, best.convention, _ORIGINS[origin_rank],
         e.span_id if e is not None else (response_span or call.found_on), response_span, record,
         call.turn, call.call_index, timed.start_ns if timed is not None else None,

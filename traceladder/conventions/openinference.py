@@ -8,11 +8,16 @@ Argument strings on LLM spans are the model's text exactly. TOOL spans carry the
 
 from __future__ import annotations
 
+from functools import lru_cache, partial
 from typing import Any, Final
 
-from traceladder.conventions.otel_genai import failure
+from traceladder.conventions.base import LLM, OTHER, TOOL, Convention, Messages, Role, Side, ToolColumns
+from traceladder.conventions.otel_genai import ERROR_TYPE, EXECUTE_TOOL, failure
 from traceladder.conventions.sources import (
+    REQUEST,
+    DefinitionList,
     DefinitionSource,
+    History,
     Execution,
     Message,
     Sighting,
@@ -27,6 +32,8 @@ from traceladder.conventions.values import (
     ARGS_TOOL_SPAN,
     args_rank_of,
     as_dict,
+    compact,
+    flat_messages,
     indexed_fields,
     name_text,
     text,
@@ -165,3 +172,70 @@ def tool_span_definition(attrs: dict[str, Any]) -> DefinitionSource | None:
     return DefinitionSource(
         name, description if isinstance(description, str) else None, schema, OPENINFERENCE
     )
+
+
+def request_list(attrs: dict[str, Any]) -> DefinitionList | None:
+    """The `llm.tools.*` list of an LLM span (its JSON texts are its identity)."""
+    if TOOLS_FIRST not in attrs:
+        return None
+    found = schemas(attrs)
+    if all(isinstance(x, str) for x in found):
+        return DefinitionList(REQUEST, (OPENINFERENCE, found), partial(_cached_definitions, found))
+    return DefinitionList(REQUEST, None, partial(definitions, found))
+
+
+@lru_cache(maxsize=64)
+def _cached_definitions(found: tuple[str, ...]) -> list[DefinitionSource]:
+    return [d._replace(parameters=compact(d.parameters)) for d in definitions(found)]
+
+
+class OpenInference(Convention):
+    """OpenInference (Arize): `openinference.span.kind` decides the role."""
+
+    name = OPENINFERENCE
+    precedence = 20
+    markers = frozenset({SPAN_KIND, OUTPUT_FIRST, INPUT_FIRST, TOOLS_FIRST})
+    role_sql = (
+        f"CASE upper({{attributes}}->>'$.\"{SPAN_KIND}\"') WHEN 'TOOL' THEN 'tool' WHEN 'LLM' THEN 'llm'"
+        f" ELSE CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' IS NOT NULL THEN 'other' END END"
+    )
+    tool_json_markers = ('"openinference.span.kind":"TOOL"',)
+
+    def role(self, span: SpanView) -> Role | None:
+        found = kind(span.attributes)
+        if found is None:
+            return None
+        return TOOL if found == "TOOL" else LLM if found == "LLM" else OTHER  # AGENT, CHAIN, …
+
+    def execution(self, span: SpanView) -> Execution | None:
+        return execution(span)
+
+    def response_calls(self, span: SpanView) -> list[Sighting]:
+        attrs = span.attributes
+        return output_calls(attrs) if OUTPUT_FIRST in attrs or OUTPUT_FIRST_CALL in attrs else []
+
+    def histories(self, span: SpanView) -> list[History]:
+        attrs = span.attributes
+        if INPUT_FIRST not in attrs:
+            return []
+        return [History(partial(input_messages, attrs), True, False, partial(assistant_turns, attrs))]
+
+    def request_definitions(self, span: SpanView) -> list[DefinitionList]:
+        found = request_list(span.attributes)
+        return [found] if found is not None else []
+
+    def tool_definition(self, span: SpanView) -> DefinitionSource | None:
+        return tool_span_definition(span.attributes)
+
+    def messages(self, attrs: dict[str, Any], side: Side) -> Messages:
+        return flat_messages(attrs, INPUT_PREFIX if side == "in" else OUTPUT_PREFIX, side == "out")
+
+    def tool_columns(self, attrs: dict[str, Any]) -> ToolColumns | None:
+        return ToolColumns(
+            EXECUTE_TOOL, text(attrs.get("tool.name")), text(attrs.get("tool.id", attrs.get("tool_call.id"))),
+            text(attrs.get("input.value", attrs.get("tool.parameters"))), text(attrs.get("output.value")),
+            text(attrs.get(ERROR_TYPE)), OPENINFERENCE,
+        )  # fmt: skip
+
+
+CONVENTION = OpenInference()

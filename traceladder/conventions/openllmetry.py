@@ -11,11 +11,16 @@ has no tool span at all.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Final
 
-from traceladder.conventions.otel_genai import failure
+from traceladder.conventions.base import LLM, TOOL, Convention, Messages, Role, Side, ToolColumns
+from traceladder.conventions.otel_genai import ERROR_TYPE, EXECUTE_TOOL, failure
 from traceladder.conventions.sources import (
+    REQUEST,
+    DefinitionList,
     DefinitionSource,
+    History,
     Execution,
     Message,
     Sighting,
@@ -28,6 +33,7 @@ from traceladder.conventions.values import (
     ARGS_OPENLLMETRY_FLAT,
     ARGS_STRUCTURED,
     args_rank_of,
+    flat_messages,
     indexed_fields,
     loads,
     name_text,
@@ -157,3 +163,57 @@ def definitions(attrs: dict[str, Any]) -> list[DefinitionSource]:
             description = description if isinstance(description, str) else None
             out.append(DefinitionSource(name, description, attrs.get(base + "parameters"), OPENLLMETRY))
     return out
+
+
+class OpenLLMetry(Convention):
+    """OpenLLMetry (Traceloop): `traceloop.span.kind=tool` decorator spans, and the flat
+    `gen_ai.prompt/completion.*` LLM spans of releases up to 0.54."""
+
+    name = OPENLLMETRY
+    precedence = 30
+    markers = frozenset({SPAN_KIND, REQUEST_TYPE, COMPLETION_FIRST, PROMPT_FIRST, FUNCTIONS_FIRST})
+    role_sql = (
+        f"CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' = 'tool' THEN 'tool'"
+        f" WHEN {{attributes}}->>'$.\"{REQUEST_TYPE}\"' IN ('chat', 'completion')"
+        f" OR json_exists({{attributes}}, '$.\"{COMPLETION_FIRST}\"') THEN 'llm' END"
+    )
+    tool_json_markers = ('"traceloop.span.kind":"tool"',)
+
+    def role(self, span: SpanView) -> Role | None:
+        attrs = span.attributes
+        if is_tool_span(attrs):
+            return TOOL
+        return LLM if is_llm(attrs) else None
+
+    def execution(self, span: SpanView) -> Execution | None:
+        return execution(span)
+
+    def response_calls(self, span: SpanView) -> list[Sighting]:
+        attrs = span.attributes
+        return output_calls(attrs) if COMPLETION_FIRST in attrs or COMPLETION_FIRST_CALL in attrs else []
+
+    def histories(self, span: SpanView) -> list[History]:
+        attrs = span.attributes
+        if PROMPT_FIRST not in attrs:
+            return []
+        return [History(partial(input_messages, attrs), True, False, partial(assistant_turns, attrs))]
+
+    def request_definitions(self, span: SpanView) -> list[DefinitionList]:
+        if FUNCTIONS_FIRST not in span.attributes:
+            return []
+        return [DefinitionList(REQUEST, None, partial(definitions, span.attributes))]
+
+    # tool_definition: the @tool decorator records no description, so none
+
+    def messages(self, attrs: dict[str, Any], side: Side) -> Messages:
+        return flat_messages(attrs, PROMPT_PREFIX if side == "in" else COMPLETION_PREFIX, side == "out")
+
+    def tool_columns(self, attrs: dict[str, Any]) -> ToolColumns | None:
+        return ToolColumns(
+            EXECUTE_TOOL, text(attrs.get("traceloop.entity.name")), None,
+            text(_kwargs(attrs["traceloop.entity.input"])) if "traceloop.entity.input" in attrs else None,
+            text(attrs.get("traceloop.entity.output")), text(attrs.get(ERROR_TYPE)), OPENLLMETRY,
+        )  # fmt: skip
+
+
+CONVENTION = OpenLLMetry()

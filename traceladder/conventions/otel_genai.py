@@ -10,10 +10,15 @@ arguments}}]}), which is also accepted inside messages, leniently.
 from __future__ import annotations
 
 import re
+from functools import lru_cache, partial
 from typing import Any, Final
 
+from traceladder.conventions.base import LLM, OTHER, TOOL, Convention, Messages, Role, Side, ToolColumns
 from traceladder.conventions.sources import (
+    REQUEST,
+    DefinitionList,
     DefinitionSource,
+    History,
     Execution,
     Message,
     Sighting,
@@ -30,6 +35,7 @@ from traceladder.conventions.values import (
     args_rank_of,
     as_dict,
     as_list,
+    compact,
     name_text,
     text,
 )
@@ -42,6 +48,9 @@ INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
 TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 ERROR_TYPE: Final = "error.type"
 # Our own agent loop records a failed tool's payload here (traceladder.instrumentation.semconv).
 TOOL_ERROR_ATTRS: Final = ("traceladder.tool.error", "gen_ai.tool.error")
@@ -71,14 +80,14 @@ def failure(span: SpanView) -> tuple[bool, str | None]:
 
 def execution(span: SpanView) -> Execution:
     attrs = span.attributes if isinstance(span.attributes, dict) else {}
-    args = attrs.get("gen_ai.tool.call.arguments", ABSENT)
-    result = attrs.get("gen_ai.tool.call.result")
+    args = attrs.get(TOOL_CALL_ARGUMENTS, ABSENT)
+    result = attrs.get(TOOL_CALL_RESULT)
     if result is None:
         result = next((attrs[k] for k in TOOL_ERROR_ATTRS if attrs.get(k) is not None), None)
     failed, error_type = failure(span)
     return Execution(
         span.span_id, span.parent_span_id, span.start_ns, span.end_ns,
-        name_text(attrs.get(TOOL_NAME)), name_text(attrs.get("gen_ai.tool.call.id")) or None,
+        name_text(attrs.get(TOOL_NAME)), name_text(attrs.get(TOOL_CALL_ID)) or None,
         args, args_rank_of(args, ARGS_TOOL_SPAN), text(result), failed, error_type, OTEL_GENAI,
     )  # fmt: skip
 
@@ -175,6 +184,26 @@ def definitions(value: Any) -> list[DefinitionSource]:
     return tool_definitions(as_list(value) or (), OTEL_GENAI)
 
 
+def genai_history(value: Any, record_id: str | None) -> History:
+    """`gen_ai.input.messages` (JSON text on spans, structured in events) as a lazy history."""
+    loader, counter = partial(input_messages, value, record_id), partial(assistant_turns, value)
+    return History(loader, True, not isinstance(value, str), counter)
+
+
+def genai_list(value: Any) -> DefinitionList:
+    """A `gen_ai.tool.definitions` value as a tool list a request sent (JSON text is its identity:
+    every request of an agent repeats the same list, read once)."""
+    if isinstance(value, str):
+        return DefinitionList(REQUEST, (OTEL_GENAI, value), partial(_genai, value))
+    return DefinitionList(REQUEST, None, partial(definitions, value))
+
+
+# Results are never mutated, so sharing them between traces is safe.
+@lru_cache(maxsize=64)
+def _genai(value: str) -> list[DefinitionSource]:
+    return [d._replace(parameters=compact(d.parameters)) for d in definitions(value)]
+
+
 def execution_definition(attrs: dict[str, Any]) -> DefinitionSource | None:
     """An execute_tool span naming and describing its tool (no parameters schema)."""
     name, description = attrs.get(TOOL_NAME), attrs.get("gen_ai.tool.description")
@@ -203,3 +232,90 @@ def details_value(body: Any, attrs: dict[str, Any], key: str) -> Any:
         return attrs[key]
     payload = as_dict(body)
     return payload.get(key) if payload is not None else None
+
+
+def _messages_text(value: Any) -> list[tuple[str | None, str | None]]:
+    """(role, text) of GenAI messages: their text parts joined (or a plain `content` string)."""
+    out = []
+    for message in as_list(value) or ():
+        if isinstance(message, dict):
+            parts = as_list(message.get("parts"))
+            if parts is None:
+                out.append((text(message.get("role")), text(message.get("content"))))
+                continue
+            texts = [text(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+            out.append((text(message.get("role")), "".join(t for t in texts if t) or None))
+    return out
+
+
+_INFERENCE_SQL = ", ".join(f"'{op}'" for op in sorted(INFERENCE_OPERATIONS))
+
+
+class OtelGenAI(Convention):
+    """OTel GenAI semantic conventions: `gen_ai.operation.name` decides the role; a span without
+    it but with `gen_ai.tool.name` is a tool span (Pydantic AI, MCP servers), one with only message
+    attributes an LLM span (OpenLLMetry's current releases)."""
+
+    name = OTEL_GENAI
+    precedence = 10
+    markers = frozenset({OPERATION, TOOL_NAME, INPUT_MESSAGES, OUTPUT_MESSAGES, TOOL_DEFINITIONS})
+    role_sql = (
+        f"CASE WHEN {{operation}} = '{EXECUTE_TOOL}' THEN 'tool'"
+        f" WHEN {{operation}} IN ({_INFERENCE_SQL}) THEN 'llm'"
+        " WHEN {operation} IS NOT NULL THEN 'other' END"
+    )
+    fallback_role_sql = (
+        f"CASE WHEN json_exists({{attributes}}, '$.\"{TOOL_NAME}\"') THEN 'tool'"
+        f" WHEN json_exists({{attributes}}, '$.\"{OUTPUT_MESSAGES}\"')"
+        f" OR json_exists({{attributes}}, '$.\"{INPUT_MESSAGES}\"') THEN 'llm' END"
+    )
+    tool_json_markers = (EXECUTE_TOOL, TOOL_NAME)
+
+    def role(self, span: SpanView) -> Role | None:
+        operation = span.attributes.get(OPERATION)
+        if operation is None:
+            return None
+        if operation == EXECUTE_TOOL:
+            return TOOL
+        # invoke_agent and other operations: their messages summarise a run, they request nothing
+        return LLM if isinstance(operation, str) and operation in INFERENCE_OPERATIONS else OTHER
+
+    def fallback_role(self, span: SpanView) -> Role | None:
+        attrs = span.attributes
+        if TOOL_NAME in attrs:
+            return TOOL
+        return LLM if OUTPUT_MESSAGES in attrs or INPUT_MESSAGES in attrs else None
+
+    def execution(self, span: SpanView) -> Execution | None:
+        return execution(span)
+
+    def response_calls(self, span: SpanView) -> list[Sighting]:
+        value = span.attributes.get(OUTPUT_MESSAGES)
+        return output_calls(value, None) if value is not None else []
+
+    def histories(self, span: SpanView) -> list[History]:
+        value = span.attributes.get(INPUT_MESSAGES)
+        return [genai_history(value, None)] if value is not None else []
+
+    def request_definitions(self, span: SpanView) -> list[DefinitionList]:
+        value = span.attributes.get(TOOL_DEFINITIONS)
+        return [genai_list(value)] if value is not None else []
+
+    def tool_definition(self, span: SpanView) -> DefinitionSource | None:
+        return execution_definition(span.attributes)
+
+    def messages(self, attrs: dict[str, Any], side: Side) -> Messages:
+        value = attrs.get(INPUT_MESSAGES if side == "in" else OUTPUT_MESSAGES)
+        return _messages_text(value) if value is not None else []
+
+    def tool_columns(self, attrs: dict[str, Any]) -> ToolColumns | None:
+        result = attrs.get(TOOL_CALL_RESULT)
+        if result is None:
+            result = next((attrs[k] for k in TOOL_ERROR_ATTRS if attrs.get(k) is not None), None)
+        return ToolColumns(
+            EXECUTE_TOOL, text(attrs.get(TOOL_NAME)), text(attrs.get(TOOL_CALL_ID)),
+            text(attrs.get(TOOL_CALL_ARGUMENTS)), text(result), text(attrs.get(ERROR_TYPE)), OTEL_GENAI,
+        )  # fmt: skip
+
+
+CONVENTION = OtelGenAI()

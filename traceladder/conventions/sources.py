@@ -118,6 +118,9 @@ def tool_definitions(items: Any, convention: str) -> list[DefinitionSource]:
     return out
 
 
+REQUEST, TOOL_SPAN_TIER = 0, 1  # definition tiers: a tool list a request sent beats a tool span's own
+
+
 class DefinitionList(NamedTuple):
     """A tool list found on a span or record, read only if it can still contribute."""
 

@@ -141,3 +141,16 @@ def indexed_fields(attrs: dict[str, Any], prefix: str) -> dict[int, dict[str, An
             if i is not None:
                 found.setdefault(i, {})[field] = value
     return found
+
+
+def flat_messages(attrs: dict[str, Any], prefix: str, output: bool) -> list[tuple[str | None, str | None]]:
+    """Flattened `prefix{i}.[message.]role/content` attributes → (role, text) in index order
+    (OpenInference's `message.` level dropped, so OpenLLMetry's flat form reads the same way); an
+    output message without a role is the assistant's."""
+    found = indexed_fields(attrs, prefix)
+    out = []
+    for i in sorted(found):
+        fields = {k.removeprefix("message."): v for k, v in found[i].items()}
+        role = text(fields.get("role")) or ("assistant" if output else None)
+        out.append((role, text(fields.get("content"))))
+    return out

@@ -81,6 +81,7 @@ class ToolDefinition(NamedTuple):
     parameters: str | None  # JSON text of the parameters schema; None when not recorded
     convention: str
     span_id: str | None  # first span it was seen on
+    offered: bool = True  # in a tool list a request sent; False: only a tool span describing itself
 
 
 class TraceExtraction(NamedTuple):

@@ -18,7 +18,7 @@ from traceladder.judge.phase import JudgeOptions, PhaseResult, Survivor, judge_s
 from traceladder.judge.trajectory import TrajectoryCall
 from traceladder.storage.conversations import Exchange, read_exchanges
 from traceladder.storage.db import Store
-from traceladder.storage.readers import UnitRow, read_call_table, read_definition_sets, unit_order
+from traceladder.storage.readers import Definitions, UnitRow, read_call_table, read_definition_sets, unit_order
 from traceladder.storage.results import ResultTables
 
 
@@ -46,7 +46,7 @@ class SurvivorInputs:
     units: list[UnitRow]
     calls: pa.Table
     exchanges: dict[str, Exchange]
-    definition_sets: dict[str, tuple[tuple[str, str | None], ...]]
+    definition_sets: dict[str, Definitions]
 
     @classmethod
     def read(

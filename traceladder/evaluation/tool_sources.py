@@ -22,8 +22,8 @@ from jsonschema.exceptions import SchemaError
 from traceladder.errors import UserError
 from traceladder.evaluators.schema import SchemaRegistry
 from traceladder.evaluators.untrusted_schema import unusable
+from traceladder.storage.readers import Definitions
 
-Definitions = tuple[tuple[str, str | None], ...]  # (tool name, parameters JSON text or None)
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object"}
 _CACHE_LIMIT = 10_000
 _cache: dict[str, SchemaRegistry | str] = {}  # by the set's digest
@@ -52,10 +52,14 @@ def trace_registry(key: str, definitions: Definitions) -> SchemaRegistry | str:
     if hit is not None:
         return hit
     schemas: dict[str, Any] = {}
+    unreadable: set[str] = set()
     problem: str | None = None
-    for name, parameters in definitions:
+    for name, parameters, _offered in definitions:
+        if parameters is None:  # defined, but no schema we can read: its calls are not checked
+            unreadable.add(name)
+            continue
         try:
-            schema = _EMPTY_OBJECT if parameters is None else json.loads(parameters)
+            schema = json.loads(parameters)
         except (ValueError, RecursionError):
             problem = f"the definition of {name} has parameters that are not valid JSON"
             break
@@ -72,7 +76,11 @@ def trace_registry(key: str, definitions: Definitions) -> SchemaRegistry | str:
             problem = f"the trace defines {name} twice, differently"
             break
         schemas[name] = schema
-    result: SchemaRegistry | str = problem or SchemaRegistry(schemas, "trace", trusted=False)
+    complete = any(offered for _, _, offered in definitions)
+    result: SchemaRegistry | str = problem or SchemaRegistry(
+        schemas, "trace" if complete else "trace (tool spans only)", trusted=False,
+        unreadable=frozenset(unreadable), complete=complete,
+    )  # fmt: skip
     if len(_cache) >= _CACHE_LIMIT:
         _cache.clear()
     _cache[key] = result

@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 NUMBER = 1
 NAME = "schema"
-NEEDS = frozenset({"tools"})
+# Runs on every trace: the schema-free checks (the arguments are a JSON object) need no definitions.
+NEEDS: frozenset[str] = frozenset()
+NO_SCHEMA = "NO_SCHEMA"  # internal: the call could not be checked against a schema (never a finding)
 SURVIVORS_ONLY = False
 
 _MEMO_LIMIT = 200_000
@@ -94,14 +96,28 @@ def fast_validator(schema: Mapping[str, Any]) -> Callable[[Any], Any] | None:
 
 class SchemaRegistry:
     """Compiled validators for one set of tools, and where they came from (`source`, e.g.
-    `domain:retail` or `trace`)."""
+    `domain:retail` or `trace`).
+
+    `unreadable`: tools that were defined but whose parameters schema was not recorded (or not in
+    a shape we read) — a call to one is not checked against a schema, never judged valid.
+    `complete`: the set is everything the model was offered; False when the definitions were
+    seen only on tool spans (so only for tools that ran), where a tool not in the set is not
+    "unknown", just not described."""
 
     def __init__(
-        self, schemas: Mapping[str, Mapping[str, Any]], source: str = "", trusted: bool = True
+        self,
+        schemas: Mapping[str, Mapping[str, Any]],
+        source: str = "",
+        trusted: bool = True,
+        *,
+        unreadable: frozenset[str] = frozenset(),
+        complete: bool = True,
     ) -> None:
         self.schemas = {name: dict(schema) for name, schema in schemas.items()}
         self.source = source
         self.trusted = trusted
+        self.unreadable = unreadable - self.schemas.keys()
+        self.complete = complete
         # A schema someone else wrote is checked by a validator that cannot be made to hang.
         compile_ = compile_validator if trusted else untrusted_validator
         self.validators = {name: compile_(schema) for name, schema in self.schemas.items()}
@@ -113,10 +129,24 @@ class SchemaRegistry:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the schemas; the receiving process compiles its own validators."""
-        return (SchemaRegistry, (self.schemas, self.source, self.trusted))
+        return (_rebuild, (self.schemas, self.source, self.trusted, self.unreadable, self.complete))
 
     def knows(self, tool: str) -> bool:
-        return tool in self.validators
+        """Whether the tool exists by this set (a tool the set cannot vouch for counts as known)."""
+        return tool in self.validators or tool in self.unreadable or not self.complete
+
+    def why_unchecked(self, tool: str) -> str | None:
+        """Why calls to `tool` are not checked against a schema, or None when they are."""
+        if tool in self.validators:
+            return None
+        if tool in self.unreadable:
+            return f"{tool}: its definition was captured without a readable parameters schema"
+        if not self.complete:
+            return (
+                f"{tool}: no definition; this trace's definitions were seen only on tool spans, "
+                "so only for tools that ran"
+            )
+        return None
 
     def _judge(self, call: Call) -> tuple[str | None, str, tuple[tuple[str, str], ...]]:
         """(failure code or None, explanation, per-parameter errors) for one call, memoised by
@@ -130,12 +160,14 @@ class SchemaRegistry:
             raise Uncheckable(self._uncheckable[key])
         validator = self.validators.get(call.name)
         errors: tuple[tuple[str, str], ...] = ()
-        if validator is None:
+        unchecked = self.why_unchecked(call.name) if validator is None else None
+        shape = format_problem(call)
+        if validator is None and unchecked is None:
             found = ("UNKNOWN_TOOL", f"{call.name}: tool does not exist", ())
-        elif not call.parsed:
-            found = ("PARAM_WRONG_FORMAT", f"{call.name}: arguments are not valid JSON: {call.raw!r}", ())
-        elif not isinstance(call.arguments, dict):
-            found = ("PARAM_WRONG_FORMAT", f"{call.name}: arguments are not a JSON object", ())
+        elif shape is not None:  # no schema is needed to know such a call can never run
+            found = ("PARAM_WRONG_FORMAT", shape, ())
+        elif validator is None:
+            found = (NO_SCHEMA, f"not evaluated: {unchecked}", ())
         elif self._fast_accepts(call.name, call.arguments):
             found = (None, "", ())
         else:
@@ -181,7 +213,24 @@ class SchemaRegistry:
         return code, message
 
     def valid(self, call: Call) -> bool:
+        """Schema-valid, proven: a call that could not be checked is not valid."""
         return self._judge(call)[0] is None
+
+
+def _rebuild(
+    schemas: Mapping[str, Mapping[str, Any]], source: str, trusted: bool, unreadable: frozenset[str], complete: bool
+) -> SchemaRegistry:
+    return SchemaRegistry(schemas, source, trusted, unreadable=unreadable, complete=complete)
+
+
+def format_problem(call: Call) -> str | None:
+    """The schema-free check: why the call's arguments can never be a tool's input (not valid
+    JSON, or JSON that is not an object), or None. Needs no definition."""
+    if not call.parsed:
+        return f"{call.name}: arguments are not valid JSON: {call.raw!r}"
+    if not isinstance(call.arguments, dict):
+        return f"{call.name}: arguments are not a JSON object"
+    return None
 
 
 def _clipped(message: str, limit: int = 2_000) -> str:
@@ -215,22 +264,50 @@ def _params_of(err: Any, arguments: dict[str, Any]) -> list[str]:
 
 
 def evaluate(inputs: TraceInputs, analysis: Analysis | None = None) -> RungResult:
-    """Rung 1 over every actual call. Skipped when there are no calls to check."""
-    assert inputs.tools is not None  # the ladder only calls a rung whose inputs are present
+    """Rung 1 over every actual call. Skipped when there are no calls to check. Without tool
+    schemas only the schema-free check runs: a call whose arguments are not a JSON object fails;
+    otherwise the rung is `not_evaluated` (why the schemas are absent)."""
+    if inputs.tools is None:
+        return check_shapes(inputs.calls, inputs.why_absent("tools"))
     return check_calls(inputs.calls, inputs.tools)
+
+
+def check_shapes(calls: Sequence[Call], why: str) -> RungResult:
+    """Rung 1 with no schemas: only the arguments' shape is checked."""
+    if not calls:
+        return RungResult(NUMBER, NAME, "skipped", {}, explanation="no tool calls to check")
+    bad = [(call, problem) for call in calls if (problem := format_problem(call)) is not None]
+    if not bad:
+        return RungResult(NUMBER, NAME, "not_evaluated", {}, explanation=f"not evaluated: {why}")
+    checks = tuple(
+        CallCheck("invalid", actual_ordinal=c.ordinal, actual_tool=c.name, code="PARAM_WRONG_FORMAT", message=p)
+        for c, p in bad
+    )
+    findings = tuple(
+        Finding(NUMBER, "PARAM_WRONG_FORMAT", p, tool=c.name, actual=c.raw, ordinal=c.ordinal) for c, p in bad
+    )
+    explanation = "; ".join(p for _, p in bad) + f" (the other calls not evaluated: {why})"
+    return RungResult(NUMBER, NAME, "fail", {}, checks, findings, explanation)
 
 
 def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
     if not calls:
         return RungResult(NUMBER, NAME, "skipped", {}, explanation="no tool calls to check")
     checks, findings = [], []
+    uncheckable: str | None = None
     for call in calls:
         try:
             code, message, errors = registry._judge(call)
         except Uncheckable as exc:  # a captured schema no one can check this call against: no verdict
-            return RungResult(
-                NUMBER, NAME, "not_evaluated", {}, explanation=f"not evaluated: {call.name}: {exc}"
+            shape = format_problem(call)
+            code, message, errors = (
+                ("PARAM_WRONG_FORMAT", shape, ()) if shape else (NO_SCHEMA, f"not evaluated: {call.name}: {exc}", ())
             )
+            uncheckable = uncheckable or message
+        if code == NO_SCHEMA:
+            checks.append(CallCheck("not_evaluated", actual_ordinal=call.ordinal, actual_tool=call.name,
+                                    message=message))  # fmt: skip
+            continue
         checks.append(
             CallCheck(
                 "invalid" if code else "match",
@@ -257,13 +334,24 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
                     ordinal=call.ordinal,
                 )
             )
-    valid = sum(1 for c in checks if c.code is None)
-    status: RungStatus = "pass" if valid == len(checks) else "fail"
-    explanation = (
-        f"{valid}/{len(checks)} calls schema-valid"
-        if status == "pass"
-        else "; ".join(c.message for c in checks if c.code)
-    )
+    valid = sum(1 for c in checks if c.code is None and c.status != "not_evaluated")
+    unchecked = [c.message for c in checks if c.status == "not_evaluated"]
+    failed = [c.message for c in checks if c.code]
+    status: RungStatus = "fail" if failed else "not_evaluated" if unchecked else "pass"
+    if status == "pass":
+        explanation = f"{valid}/{len(checks)} calls schema-valid"
+        if not registry.complete:
+            explanation += " (against definitions seen only on tool spans: only tools that ran)"
+    elif status == "fail":
+        explanation = "; ".join(failed)
+    elif uncheckable is not None and len(unchecked) == 1:
+        explanation = uncheckable
+    else:  # a call that could not be checked is never passed by default
+        explanation = f"not evaluated: {len(unchecked)} of {len(checks)} calls could not be checked: " + "; ".join(
+            m.removeprefix("not evaluated: ") for m in dict.fromkeys(unchecked)
+        )
+    if status == "not_evaluated":
+        return RungResult(NUMBER, NAME, status, {}, tuple(checks), (), explanation)
     return RungResult(
         NUMBER,
         NAME,

@@ -28,7 +28,7 @@ from traceladder.otlp.rows import (
     Rejected,
 )
 from traceladder.otlp.values import any_value, attributes, dumps, json_column
-from traceladder.storage.normalize import tool_columns
+from traceladder.conventions.columns import tool_columns
 
 # (resource, scope, item) index → a reason found before parsing (the JSON path's bad ids)
 Overrides = dict[tuple[int, int, int], str]

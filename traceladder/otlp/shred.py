@@ -42,19 +42,12 @@ from traceladder.otlp.rows import (
     Rejected,
 )
 from traceladder.otlp.values import dumps, finite, loads
-from traceladder.storage.normalize import tool_columns
+from traceladder.conventions.columns import tool_columns
+from traceladder.conventions.registry import tool_json_markers
 
 _DEEP_KEY = "\x00traceladder.deep-anyvalue"
 _DEEP_KEY_JSON = "\\u0000traceladder.deep-anyvalue"
 _MARKER = '"' + _DEEP_KEY_JSON + '":'
-# Spans whose attributes may describe a tool execution (normalize.tool_columns decides).
-_TOOLISH = (
-    "execute_tool",
-    "gen_ai.tool.name",
-    '"openinference.span.kind":"TOOL"',
-    '"traceloop.span.kind":"tool"',
-)
-
 _AV1 = {
     "stringValue": "VARCHAR",
     "boolValue": "VARCHAR",
@@ -331,8 +324,10 @@ def with_tool_columns(t: pa.Table) -> pa.Table:
     """The materialised tool columns, computed in Python only for spans that mention a tool."""
     attributes = t.column("attributes")
     toolish = pc.is_valid(attributes)
-    mask = pc.or_(*[pc.match_substring(attributes, m) for m in _TOOLISH[:2]])
-    for marker in _TOOLISH[2:]:
+    # a span can only be a tool span if its attributes mention one of the conventions' markers
+    markers = tool_json_markers()
+    mask = pc.match_substring(attributes, markers[0])
+    for marker in markers[1:]:
         mask = pc.or_(mask, pc.match_substring(attributes, marker))
     mask = pc.and_(toolish, pc.fill_null(mask, False))
     # operation and error_type came from SQL for every span; the rest only exist for tool spans

@@ -13,14 +13,13 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from traceladder.conventions.answers import exchange
+from traceladder.conventions.registry import llm_span_sql
 from traceladder.storage.db import Store, trace_id_table
 
-# LLM spans by the same rule as the trace index's model turns.
+# LLM spans by the conventions' one rule (the trace index counts the same spans as model turns).
 _LLM_SPANS = """
 SELECT trace_id, attributes FROM spans SEMI JOIN wanted_traces USING (trace_id)
-WHERE operation IN ('chat', 'text_completion', 'generate_content')
-   OR attributes->>'$."openinference.span.kind"' = 'LLM'
-   OR attributes->>'$."llm.request.type"' IN ('chat', 'completion')
+WHERE {llm_spans}
 ORDER BY trace_id, start_ns, span_id
 """
 
@@ -54,7 +53,7 @@ def read_exchanges(store: Store, trace_ids: Sequence[str]) -> dict[str, Exchange
             ).fetchall()
         )
         llm: dict[str, list[dict[str, object]]] = {}
-        for trace_id, attributes in conn.execute(_LLM_SPANS).fetchall():
+        for trace_id, attributes in conn.execute(_LLM_SPANS.replace("{llm_spans}", llm_span_sql())).fetchall():
             try:
                 parsed = json.loads(attributes) if attributes else {}
             except ValueError:

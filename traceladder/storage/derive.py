@@ -58,6 +58,7 @@ _DEFINITION_SCHEMA = pa.schema(
         ("parameters", pa.string()),
         ("convention", pa.string()),
         ("span_id", pa.string()),
+        ("offered", pa.bool_()),
     ]
 )
 
@@ -141,7 +142,7 @@ def _tables(extracted: dict[str, TraceExtraction]) -> tuple[pa.Table, pa.Table]:
         for c in x.calls
     ]
     definitions = [
-        (trace_id, d.name, d.description, d.parameters, d.convention, d.span_id)
+        (trace_id, d.name, d.description, d.parameters, d.convention, d.span_id, d.offered)
         for trace_id, x in extracted.items()
         for d in x.definitions
     ]

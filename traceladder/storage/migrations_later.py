@@ -280,3 +280,15 @@ LATER.append(
         """,
     )
 )
+
+# Issue 20: a tool definition says where it was seen: in a tool list a request sent (what the model
+# was offered) or only on a tool span describing itself (so only for tools that ran). NULL: derived
+# before this column existed (read as offered, as it was then).
+LATER.append(
+    (
+        "009_tool_definition_origin",
+        """
+        ALTER TABLE tool_definitions ADD COLUMN offered BOOLEAN;
+        """,
+    )
+)

@@ -16,6 +16,10 @@ from traceladder.errors import UserError
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.trace_facts import TraceFacts
 
+# A trace's captured tool definitions: (tool name, parameters JSON text or None, offered — seen in a
+# tool list a request sent, not only on a tool span describing itself).
+Definitions = tuple[tuple[str, str | None, bool], ...]
+
 # The judging units: every trace in the store. A root (or invoke_agent) span may name a case, a
 # run and a domain; a `case_runs` row, when there is one, is authoritative for them and adds the
 # agent status. A trace of one of our own runs without a `case_runs` row is an attempt that never
@@ -61,11 +65,11 @@ ORDER BY run_id NULLS LAST, case_id NULLS LAST, repeat_index, t.trace_id
 # the same few sets, so each distinct set is read (and compiled) once, not once per trace.
 # (A sum of 64-bit hashes with the count: order-free and cheap — concatenating the definitions
 # of every trace to hash them cost more than judging.)
-_DEFINITIONS_KEY = "count(*) || ':' || sum(hash(name, parameters)::HUGEINT)"
+_DEFINITIONS_KEY = "count(*) || ':' || sum(hash(name, parameters, coalesce(offered, true))::HUGEINT)"
 _DEFINITION_SETS = f"""
 WITH keyed AS (SELECT trace_id, {_DEFINITIONS_KEY} AS key FROM tool_definitions GROUP BY trace_id),
      one AS (SELECT key, min(trace_id) AS trace_id FROM keyed SEMI JOIN wanted_keys USING (key) GROUP BY key)
-SELECT one.key, list((d.name, d.parameters) ORDER BY d.name, d.parameters)
+SELECT one.key, list((d.name, d.parameters, coalesce(d.offered, true)) ORDER BY d.name, d.parameters)
 FROM one JOIN tool_definitions d USING (trace_id)
 GROUP BY one.key
 """
@@ -131,14 +135,14 @@ def read_units(
     return [_unit(row) for row in rows]
 
 
-def read_definition_sets(store: Store, keys: Iterable[str]) -> dict[str, tuple[tuple[str, str | None], ...]]:
-    """digest → the (name, parameters JSON) pairs of that set of captured tool definitions."""
+def read_definition_sets(store: Store, keys: Iterable[str]) -> dict[str, Definitions]:
+    """digest → the (name, parameters JSON, offered) of that set of captured tool definitions."""
     wanted = pa.table({"key": pa.array(sorted(set(keys)), pa.string())})
     if not wanted.num_rows:
         return {}
     with store.registered("wanted_keys", wanted) as conn:
         rows = conn.execute(_DEFINITION_SETS).fetchall()
-    return {key: tuple((name, parameters) for name, parameters in pairs) for key, pairs in rows}
+    return {key: tuple((name, parameters, offered) for name, parameters, offered in found) for key, found in rows}
 
 
 def read_call_table(store: Store, trace_ids: Sequence[str]) -> pa.Table:

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 from traceladder.otlp.rows import TRACE_SCHEMA
-from traceladder.storage.normalize import tool_columns
+from traceladder.conventions.columns import tool_columns
 from traceladder.text import utf8_deep
 
 # A stored span: the decoded OTLP row (traceladder.otlp.rows) plus where it came from.

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from functools import cache
+
 import duckdb
 
+from traceladder.conventions.registry import llm_span_sql
+
 # A trace's root is its span without a parent (the earliest, if a broken producer sent several).
-# Model turns: GenAI inference operations, OpenInference LLM spans, OpenLLMetry request types.
-FACTS = """
+# Model turns: the spans the conventions call LLM spans (`conventions.registry.llm_span_sql`).
+_FACTS = """
 SELECT a.trace_id,
        count(s.span_id)::INTEGER AS spans,
        coalesce(bool_or(s.parent_span_id IS NULL), false) AS has_root,
@@ -32,15 +36,16 @@ SELECT a.trace_id,
                 max(s.attributes->>'$."agent.name"'),
                 max(s.name) FILTER (WHERE s.attributes->>'$."openinference.span.kind"' = 'AGENT'))
                    AS agent_name,
-       count(*) FILTER (WHERE s.operation IN ('chat', 'text_completion', 'generate_content')
-                           OR s.attributes->>'$."openinference.span.kind"' = 'LLM'
-                           OR s.attributes->>'$."llm.request.type"' IN ('chat', 'completion')
-                   )::INTEGER
-           AS model_turns
+       count(*) FILTER (WHERE {llm_spans})::INTEGER AS model_turns
 FROM affected_traces a
 LEFT JOIN spans s ON s.trace_id = a.trace_id
 GROUP BY a.trace_id
 """
+
+
+@cache
+def facts_sql() -> str:
+    return _FACTS.replace("{llm_spans}", llm_span_sql("s"))
 
 
 def index_traces(conn: duckdb.DuckDBPyConnection, now: datetime | None = None) -> None:
@@ -52,7 +57,7 @@ def index_traces(conn: duckdb.DuckDBPyConnection, now: datetime | None = None) -
         SELECT f.trace_id, coalesce(o.first_seen, $now) AS first_seen, $now AS last_seen,
                nextval('trace_arrival_seq') AS seq, f.spans, f.has_root, f.start_ns, f.end_ns, f.error,
                f.service, f.service_version, f.environment, f.agent_name, f.model_turns
-        FROM ({FACTS}) f LEFT JOIN traces o USING (trace_id)
+        FROM ({facts_sql()}) f LEFT JOIN traces o USING (trace_id)
         ORDER BY f.trace_id
         """,
         params={"now": stamp},

@@ -1,0 +1,98 @@
+"""The convention protocol: everything traceladder knows about one way of writing tool calls into
+spans, in one class. A convention is OTel GenAI, OpenInference or OpenLLMetry, or a framework's
+own shapes on top of one of them (LangChain's `invalid_tool_calls`, an envelope around a tool's
+arguments, Bedrock content blocks).
+
+Every method is total and pure: it reads one span (or one span's attributes) and returns what it
+finds, never raises on what a producer sent, and returns nothing when the span is not its own.
+The extraction (`collect`, `merge`), the store's materialised tool columns, the trace index and
+the judge's exchange reader all ask the registry (`conventions.registry`), never a convention by
+name — so a new framework is one module and one registration line.
+
+How a span's role is decided: conventions are asked in `precedence` order, `role` first (a strong
+signal: an explicit operation name, a span kind), then `fallback_role` (a weak one: an attribute
+that only some producers set); the first answer wins. A TOOL span is read by the convention that
+decided it (`execution`, `tool_definition`); an LLM span by every convention (`response_calls`,
+`histories`), since two instrumentations may write one request in two conventions. Tool lists a
+request sent (`request_definitions`) are read from every span.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final, Literal, NamedTuple
+
+from traceladder.conventions.sources import DefinitionList, DefinitionSource, Execution, History, Sighting
+from traceladder.conventions.views import SpanView
+
+Role = Literal["tool", "llm", "other"]  # "other": ours, and neither (invoke_agent, AGENT, CHAIN…)
+TOOL: Final = "tool"
+LLM: Final = "llm"
+OTHER: Final = "other"
+
+Side = Literal["in", "out"]
+Messages = list[tuple[str | None, str | None]]  # (role, text) in order
+
+
+class ToolColumns(NamedTuple):
+    """The columns the store keeps next to a span's `attributes` (storage.spans, otlp.*)."""
+
+    operation: str | None
+    tool_name: str | None
+    tool_call_id: str | None
+    tool_arguments: str | None
+    tool_result: str | None
+    error_type: str | None
+    convention: str | None
+
+
+class Convention:
+    """Base class: every hook answers "nothing here"; a convention overrides what it reads."""
+
+    name: ClassVar[str]
+    precedence: ClassVar[int] = 100  # lower is asked first
+    # Attribute keys that make a span worth reading; a span with none of any convention's (and no
+    # events) is skipped with one set operation.
+    markers: ClassVar[frozenset[str]] = frozenset()
+    # `role` and `fallback_role` as SQL over one `spans` row: an expression giving 'tool', 'llm',
+    # 'other' or NULL, written with the placeholders {operation}, {attributes} (JSON text) and
+    # {scope_name}. They must agree with the Python (tests/test_convention_registry.py runs both
+    # over every captured fixture).
+    role_sql: ClassVar[str | None] = None
+    fallback_role_sql: ClassVar[str | None] = None
+    # Substrings of a span's attribute JSON without which it cannot be this convention's tool span
+    # (the file-ingest path decides tool columns only for spans that contain one).
+    tool_json_markers: ClassVar[tuple[str, ...]] = ()
+
+    def role(self, span: SpanView) -> Role | None:
+        return None
+
+    def fallback_role(self, span: SpanView) -> Role | None:
+        return None
+
+    def execution(self, span: SpanView) -> Execution | None:
+        """The tool execution a span this convention called a tool span records."""
+        return None
+
+    def response_calls(self, span: SpanView) -> list[Sighting]:
+        """The calls an LLM span's response requested, in order (read from every LLM span)."""
+        return []
+
+    def histories(self, span: SpanView) -> list[History]:
+        """The request's input history (lazy: histories are the bulk of a trace's bytes)."""
+        return []
+
+    def request_definitions(self, span: SpanView) -> list[DefinitionList]:
+        """Tool lists a request sent, recorded on this span."""
+        return []
+
+    def tool_definition(self, span: SpanView) -> DefinitionSource | None:
+        """A tool span describing its own tool (a fallback for tools no request listed)."""
+        return None
+
+    def messages(self, attrs: dict[str, Any], side: Side) -> Messages:
+        """(role, text) of one side of a request, for the user's request and the final answer."""
+        return []
+
+    def tool_columns(self, attrs: dict[str, Any]) -> ToolColumns | None:
+        """The store's materialised tool columns of a span this convention calls a tool span."""
+        return None

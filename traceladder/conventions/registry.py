@@ -1,0 +1,114 @@
+"""The conventions traceladder reads, in precedence order: the built-ins, and any installed
+package's registered in the `traceladder.conventions` entry-point group and named in
+`TRACELADDER_CONVENTIONS` (comma-separated entry-point names; opt-in, like rung plug-ins: an
+installed reader must not silently change how every trace is read). In its pyproject.toml:
+
+    [project.entry-points."traceladder.conventions"]
+    myframework = "my_package.traces:CONVENTION"
+
+The entry point names a `Convention` instance (or class). Everything that reads a span by
+convention asks this module: the extraction, the store's tool columns, the trace index, the
+judge's exchange reader.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from importlib import import_module
+from importlib.metadata import entry_points
+
+from traceladder.conventions.base import LLM, TOOL, Convention, Role
+from traceladder.conventions.views import SpanView
+from traceladder.errors import UserError
+
+GROUP = "traceladder.conventions"
+ENV = "TRACELADDER_CONVENTIONS"
+# One line each: a new built-in convention is a module with a `CONVENTION` and a line here.
+_BUILTIN = (
+    "traceladder.conventions.otel_genai",
+    "traceladder.conventions.openinference",
+    "traceladder.conventions.openllmetry",
+)
+
+
+def _plugins(names: str) -> list[Convention]:
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    found = {ep.name: ep for ep in entry_points(group=GROUP)}
+    out = []
+    for name in wanted:
+        ep = found.get(name)
+        if ep is None:
+            installed = ", ".join(sorted(found)) or "none"
+            raise UserError(f"{ENV}: no installed convention {name!r}; installed: {installed}")
+        try:
+            obj = ep.load()
+            convention = obj() if isinstance(obj, type) else obj
+        except Exception as exc:  # a broken plug-in is a configuration problem, said in one line
+            raise UserError(f"convention {name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}") from None
+        if not isinstance(convention, Convention):
+            raise UserError(f"convention {name!r} ({ep.value}) is not a traceladder Convention")
+        out.append(convention)
+    return out
+
+
+@cache
+def _load(names: str) -> tuple[Convention, ...]:
+    builtin = [import_module(path).CONVENTION for path in _BUILTIN]
+    return tuple(sorted([*builtin, *_plugins(names)], key=lambda c: c.precedence))
+
+
+def conventions() -> tuple[Convention, ...]:
+    """Every convention in force, lowest precedence first (ties keep registration order)."""
+    return _load(os.environ.get(ENV, ""))
+
+
+def markers() -> frozenset[str]:
+    return frozenset().union(*(c.markers for c in conventions()))
+
+
+def role_of(span: SpanView) -> tuple[Role, Convention] | None:
+    """The role of a span and the convention that decided it, or None when none knows it."""
+    found = conventions()
+    for convention in found:
+        role = convention.role(span)
+        if role is not None:
+            return role, convention
+    for convention in found:
+        role = convention.fallback_role(span)
+        if role is not None:
+            return role, convention
+    return None
+
+
+def role_sql(alias: str = "") -> str:
+    """SQL: a span's role ('tool' | 'llm' | 'other', NULL when no convention knows it), decided
+    as `role_of` decides it: every convention's strong rule in precedence order, then the weak
+    ones. `alias` prefixes the columns (e.g. "s" for `s.attributes`)."""
+    found = conventions()
+    parts = [c.role_sql for c in found if c.role_sql] + [c.fallback_role_sql for c in found if c.fallback_role_sql]
+    return _qualified(f"coalesce({', '.join(parts)})" if parts else "NULL", alias)
+
+
+def llm_span_sql(alias: str = "") -> str:
+    """SQL: true for an LLM span."""
+    return f"({role_sql(alias)}) = 'llm'"
+
+
+def tool_span_sql(alias: str = "") -> str:
+    """SQL: true for a tool execution span."""
+    return f"({role_sql(alias)}) = 'tool'"
+
+
+def _qualified(sql: str, alias: str) -> str:
+    prefix = f"{alias}." if alias else ""
+    for column in ("operation", "attributes", "scope_name"):
+        sql = sql.replace(f"{{{column}}}", prefix + column)
+    return sql
+
+
+def tool_json_markers() -> tuple[str, ...]:
+    return tuple(m for c in conventions() for m in c.tool_json_markers)
+
+
+__all__ = ["LLM", "TOOL", "conventions", "llm_span_sql", "markers", "role_of", "tool_span_sql"]
