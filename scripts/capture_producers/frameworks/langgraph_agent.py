@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from frameworks import AGENT_NAME, API_KEY, MODEL, SYSTEM_PROMPT, TOOL_FUNCTIONS, FrameworkConfig, FrameworkRun
+from frameworks import (
+    AGENT_NAME,
+    API_KEY,
+    MODEL,
+    SYSTEM_PROMPT,
+    TOOL_FUNCTIONS,
+    FrameworkConfig,
+    FrameworkRun,
+)
 
 LANGCHAIN_PKGS = [
     "langchain",
@@ -35,7 +43,9 @@ def _run_agent(base_url: str, user_text: str, streaming: bool) -> FrameworkRun:
     state = agent.invoke({"messages": [{"role": "user", "content": user_text}]})
     last = state["messages"][-1]
     if isinstance(last, AIMessage) and not last.tool_calls and last.invalid_tool_calls and not last.content:
-        invalid = [(c.get("id"), c.get("name"), c.get("args"), c.get("error")) for c in last.invalid_tool_calls]
+        invalid = [
+            (c.get("id"), c.get("name"), c.get("args"), c.get("error")) for c in last.invalid_tool_calls
+        ]
         return FrameworkRun(
             None,
             "AgentStopped: the response's only tool calls were invalid (AIMessage.invalid_tool_calls); "
@@ -101,7 +111,8 @@ CONFIGS = [
         run=_run_openllmetry,
         notes=COMMON_NOTES
         + [
-            "content capture: TRACELOOP_TRACE_CONTENT=true (read by opentelemetry-instrumentation-langchain); "
+            "content capture: TRACELOOP_TRACE_CONTENT=true (read by "
+            "opentelemetry-instrumentation-langchain); "
             "LangchainInstrumentor().instrument(tracer_provider=...) without Traceloop.init"
         ],
     ),
