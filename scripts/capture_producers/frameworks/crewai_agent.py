@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from frameworks import AGENT_NAME, API_KEY, MODEL, SYSTEM_PROMPT, TOOL_FUNCTIONS, FrameworkConfig, FrameworkRun
+from frameworks import (
+    AGENT_NAME,
+    API_KEY,
+    MODEL,
+    SYSTEM_PROMPT,
+    TOOL_FUNCTIONS,
+    FrameworkConfig,
+    FrameworkRun,
+)
 
 
 def _run(pipeline: Any, base_url: str, user_text: str, streaming: bool) -> FrameworkRun:
