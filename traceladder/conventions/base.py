@@ -77,6 +77,18 @@ class Convention:
         """The calls an LLM span's response requested, in order (read from every LLM span)."""
         return []
 
+    def carried_calls(self, span: SpanView) -> list[Sighting]:
+        """Calls a span that wraps one model request records for it (a framework's task span
+        whose serialized output keeps what the LLM span inside it dropped): they join the
+        response of the LLM span directly inside."""
+        return []
+
+    def refine_execution(self, span: SpanView, execution: Execution) -> Execution:
+        """The execution another convention read from `span`, corrected where this one knows
+        better (a framework's envelope around the arguments or the result, unwrapped). Asked of
+        every convention, in precedence order."""
+        return execution
+
     def histories(self, span: SpanView) -> list[History]:
         """The request's input history (lazy: histories are the bulk of a trace's bytes)."""
         return []

@@ -18,7 +18,15 @@ from traceladder.conventions import registry
 from traceladder.conventions.base import LLM, TOOL, Convention
 from traceladder.conventions.definitions import request_lists, tool_span_list
 from traceladder.conventions.events import Events, span_events
-from traceladder.conventions.sources import DefinitionEntry, Execution, History, LLMSpan, ResponseOutput, Turn
+from traceladder.conventions.sources import (
+    DefinitionEntry,
+    Execution,
+    History,
+    LLMSpan,
+    ResponseOutput,
+    Sighting,
+    Turn,
+)
 from traceladder.conventions.values import text
 from traceladder.conventions.views import RESPONSE, LogView, SpanView
 
@@ -56,6 +64,17 @@ class _Collector:
         self.executions: list[Execution] = []
         self.definitions: list[DefinitionEntry] = []
         self.spans: dict[str, SpanView] = {}
+        self.carried: dict[str, list[Sighting]] = {}  # wrapping span id → the calls it carries
+
+    def attach_carried(self) -> None:
+        """Calls a wrapping span carries join the response of the one LLM span directly inside."""
+        inside: dict[str, list[LLMSpan]] = {}
+        for llm in self.llm_spans.values():
+            if llm.parent_span_id in self.carried:
+                inside.setdefault(llm.parent_span_id, []).append(llm)
+        for parent, found in inside.items():
+            if len(found) == 1:
+                found[0].outputs.append(ResponseOutput(self.carried[parent], RESPONSE))
 
     def span(self, span: SpanView) -> None:
         self.spans[span.span_id] = span
@@ -66,6 +85,11 @@ class _Collector:
         decided = registry.role_of(span)
         role, convention = decided if decided is not None else (None, None)
         execution = convention.execution(span) if role == TOOL and convention is not None else None
+        for other in self.conventions if execution is not None else ():
+            execution = other.refine_execution(span, execution)
+        carried = [call for c in self.conventions for call in c.carried_calls(span)]
+        if carried:
+            self.carried[span.span_id] = carried
         if execution is not None and convention is not None:
             self.executions.append(execution)
             found.append(tool_span_list(convention, span))
@@ -148,6 +172,7 @@ def collect(spans: Sequence[SpanView], logs: Sequence[LogView]) -> Collected:
     for span in sorted(by_id.values(), key=lambda s: (s.start_ns or 0, s.span_id)):
         collector.span(span)
     collector.records(logs)
+    collector.attach_carried()
     return Collected(
         _ordered(list(collector.llm_spans.values())),
         sorted(collector.executions, key=lambda e: (e.start_ns, e.span_id)),

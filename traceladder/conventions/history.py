@@ -111,10 +111,36 @@ class Histories:
             if seen.args_rank < best_rank or (seen.record_id is not None and not has_record):
                 call.sightings.append((_HISTORY, seen))
 
+    def _reanchor(self, slot: Slot, llm: LLMSpan, anchor: tuple[int, str], position: int) -> None:
+        """Moves a history-only turn a later request showed to this earlier request, so it is
+        anchored where it was first seen and counted once however many histories repeat it."""
+        self.slots.remove(slot)
+        slot.key = (anchor[0], anchor[1], PHASE_HISTORY, position, llm.key, 0)
+        slot.anchor = anchor
+        for j, call in enumerate(slot.calls):
+            call.key = (anchor[0], anchor[1], PHASE_HISTORY, position, llm.key, j)
+            call.found_on = llm.span_id
+        bisect.insort(self.slots, slot, key=lambda s: s.key)
+
+    def _later_virtual(self, unmatched: list[tuple[int, Turn, tuple[int, str]]], llm: LLMSpan) -> dict[int, Slot]:
+        """History-only turns of later requests that this earlier history shows too. A history
+        repeats every turn before it, so this one's turns are a prefix of a later one's: match in
+        order, earliest first, each turn once (calls without ids are told apart by position)."""
+        later = [s for s in self.slots if s.virtual and s.anchor > llm.anchor]
+        found: dict[int, Slot] = {}
+        start = 0
+        for position, turn, anchor in unmatched:
+            hit = next((k for k in range(start, len(later)) if later[k].compatible(turn)), None)
+            if hit is not None:
+                found[position], start = later[hit], hit + 1
+                self._reanchor(later[hit], llm, anchor, position)
+        return found
+
     def _bind_ordered(self, messages: list[Message], llm: LLMSpan, before: list[Slot]) -> None:
         turns = [(i, m) for i, m in enumerate(messages) if isinstance(m, Turn)]
         bound: dict[int, Slot] = {}
         used: set[int] = set()
+        unmatched: list[tuple[int, Turn, tuple[int, str]]] = []
         pointer, anchor = len(before) - 1, llm.anchor
         for position, turn in reversed(turns):
             hit = next((p for p in range(pointer, -1, -1) if before[p].compatible(turn)), None)
@@ -130,8 +156,17 @@ class Histories:
                     ),
                     None,
                 )
-                slot = self._virtual(turn, llm, anchor, position) if hit is None else before[hit]
-            used.add(hit if hit is not None else -1)
+                if hit is None:
+                    unmatched.append((position, turn, anchor))
+                    continue
+                slot = before[hit]
+            used.add(hit)
+            self._see(slot, turn)
+            bound[position] = slot
+        unmatched.reverse()
+        found = self._later_virtual(unmatched, llm)
+        for position, turn, anchor in unmatched:
+            slot = found.get(position) or self._virtual(turn, llm, anchor, position)
             self._see(slot, turn)
             bound[position] = slot
         open_turns: list[list[Call]] = []

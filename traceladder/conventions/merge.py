@@ -18,7 +18,7 @@ from traceladder.conventions.calls import PHASE_RESPONSE, Call, Slot
 from traceladder.conventions.collect import Collected
 from traceladder.conventions.history import Histories
 from traceladder.conventions.matching import drop_nested, match_executions
-from traceladder.conventions.sources import Execution, LLMSpan, Sighting
+from traceladder.conventions.sources import Execution, LLMSpan, ResponseOutput, Sighting
 from traceladder.conventions.values import ABSENT, ARGS_NONE, ARGS_STRUCTURED, args_text, canonical
 from traceladder.conventions.views import ERROR, OK, ORIGIN_RANK, TOOL_SPAN, UNKNOWN, ExtractedCall
 
@@ -55,18 +55,54 @@ def _responses(llm_spans: list[LLMSpan]) -> list[Slot]:
     return slots
 
 
+def _aligned(outputs: list[ResponseOutput]) -> list[list[tuple[int, Sighting]]]:
+    """The sources describing one response, merged into its calls: the longest list gives the
+    order; every other source's sightings join the call with the same id, else the same tool and
+    arguments, else the same position (docs/conventions.md, "Which copy decides")."""
+    ordered = sorted(outputs, key=lambda o: -len(o.calls))
+    base = ordered[0]
+    merged = [[(ORIGIN_RANK[base.origin], s)] for s in base.calls]
+    for output in ordered[1:]:
+        taken: set[int] = set()
+        rank = ORIGIN_RANK[output.origin]
+        for j, seen in enumerate(output.calls):
+            found = _same_call(merged, seen, taken, j)
+            if found is None:
+                merged.append([(rank, seen)])
+                taken.add(len(merged) - 1)
+            else:
+                merged[found].append((rank, seen))
+                taken.add(found)
+    return merged
+
+
+def _same_call(merged: list[list[tuple[int, Sighting]]], seen: Sighting, taken: set[int], j: int) -> int | None:
+    free = [k for k in range(len(merged)) if k not in taken]
+    if seen.call_id is not None:
+        for k in free:
+            ids = {s.call_id for _, s in merged[k] if s.call_id is not None}
+            if seen.call_id in ids:
+                return k
+    key = canonical(seen.args)
+    for k in free:
+        first = merged[k][0][1]
+        if first.call_id is not None and seen.call_id is not None:
+            continue  # both have ids and they differ
+        if first.name == seen.name and key is not None and canonical(first.args) == key:
+            return k
+    if j in free:
+        first = merged[j][0][1]
+        ids_differ = first.call_id is not None and seen.call_id is not None
+        if not ids_differ and (first.name is None or seen.name is None or first.name == seen.name):
+            return j
+    return None
+
+
 def _slot(llm: LLMSpan, outputs: list, turn: int, slots: list[Slot]) -> Slot:
     anchor = llm.anchor
-    width = max(len(o.calls) for o in outputs)
     calls = [
-        Call(
-            (anchor[0], anchor[1], PHASE_RESPONSE, 0, "", j),
-            [(ORIGIN_RANK[o.origin], o.calls[j]) for o in outputs if j < len(o.calls)],
-            response=llm,
-            turn=turn,
-            call_index=j,
-        )
-        for j in range(width)
+        Call((anchor[0], anchor[1], PHASE_RESPONSE, 0, "", j), sightings, response=llm, turn=turn, call_index=j)
+        for j, sightings in enumerate(_aligned(outputs))
     ]
     slot = Slot((anchor[0], anchor[1], PHASE_RESPONSE, 0, "", 0), calls, False, anchor=anchor)
     slots.append(slot)

@@ -29,6 +29,8 @@ _BUILTIN = (
     "traceladder.conventions.otel_genai",
     "traceladder.conventions.openinference",
     "traceladder.conventions.openllmetry",
+    "traceladder.conventions.frameworks.openai_agents",
+    "traceladder.conventions.frameworks.langchain",
 )
 
 
