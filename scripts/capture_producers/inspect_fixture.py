@@ -114,9 +114,9 @@ def main(argv: list[str]) -> int:
         exp = json.loads(expected.read_text())
         versions = ", ".join(f"{k}=={v}" for k, v in exp["package_versions"].items())
         print(f"# {exp['producer']} / {exp['scenario']}  ({versions})")
-        for c in exp["calls"]:
+        for c in exp.get("calls", exp.get("sent_calls", [])):  # sent_calls: framework fixtures
             turn = f"{c['turn']}.{c['index']}"
-            print(f"#   turn {turn} {c['id']} {c['name']} {c['arguments_raw']} error={c['error']}")
+            print(f"#   turn {turn} {c['id']} {c['name']} {c['arguments_raw']} error={c.get('error')}")
     for pb in sorted(folder.glob("traces-*.pb")):
         show_traces(pb, verbose)
     for pb in sorted(folder.glob("logs-*.pb")):
