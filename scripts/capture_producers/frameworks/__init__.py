@@ -78,7 +78,7 @@ class FrameworkConfig:
     notes: list[str] = field(default_factory=list)  # what the capture could not control, etc.
 
 
-_MODULES: list[str] = ["pydanticai", "strands_agents"]
+_MODULES: list[str] = ["pydanticai", "strands_agents", "google_adk"]
 
 
 def _load() -> dict[str, FrameworkConfig]:
