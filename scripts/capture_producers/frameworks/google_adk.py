@@ -74,6 +74,7 @@ CONFIG = FrameworkConfig(
         "content capture: ADK 1.14 has no setting; request/response/tool args/results are always in "
         "gcp.vertex.agent.* attributes; tracer provider: the pipeline's, set as the global one",
         "streaming: RunConfig(streaming_mode=StreamingMode.SSE); plain: StreamingMode.NONE",
-        "agent name travel_agent (ADK requires an identifier); LITELLM_LOCAL_MODEL_COST_MAP=True keeps litellm offline",
+        "agent name travel_agent (ADK requires an identifier); "
+        "LITELLM_LOCAL_MODEL_COST_MAP=True keeps litellm offline",
     ],
 )

@@ -40,7 +40,9 @@ def _run(pipeline, base_url: str, user_text: str, streaming: bool) -> FrameworkR
         system_prompt=SYSTEM_PROMPT,
         tools=TOOL_FUNCTIONS,
         capabilities=[
-            Instrumentation(settings=InstrumentationSettings(tracer_provider=tracer_provider, include_content=True))
+            Instrumentation(
+                settings=InstrumentationSettings(tracer_provider=tracer_provider, include_content=True)
+            )
         ],
     )
 
@@ -74,6 +76,7 @@ CONFIG = FrameworkConfig(
         "content capture: InstrumentationSettings(include_content=True) (also the default); "
         "data format version left at the default (DEFAULT_INSTRUMENTATION_VERSION=5)",
         "streaming mode: agent.run_stream(user_text) + get_output(); plain mode: agent.run(user_text)",
-        "model client: AsyncOpenAI(base_url=<scripted server>, max_retries=0) passed as OpenAIProvider(openai_client=...)",
+        "model client: AsyncOpenAI(base_url=<scripted server>, max_retries=0) "
+        "passed as OpenAIProvider(openai_client=...)",
     ],
 )
