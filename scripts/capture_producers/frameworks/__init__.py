@@ -78,7 +78,10 @@ class FrameworkConfig:
     notes: list[str] = field(default_factory=list)  # what the capture could not control, etc.
 
 
-_MODULES: list[str] = ["openai_agents", "mcp_tools", "langgraph_agent", "smolagents_agent", "crewai_agent"]
+_MODULES: list[str] = [
+    "openai_agents", "mcp_tools", "langgraph_agent", "smolagents_agent", "crewai_agent",
+    "pydanticai", "strands_agents", "google_adk",
+]  # fmt: skip
 
 
 def _load() -> dict[str, FrameworkConfig]:
