@@ -92,8 +92,8 @@ class _Collector:
             self.carried[span.span_id] = carried
         if execution is not None and convention is not None:
             self.executions.append(execution)
-            found.append(tool_span_list(convention, span))
-        elif role == LLM or (span.events and span_events(span, start)):
+            found.append(tool_span_list(self.conventions, span))
+        elif role == LLM or (role is None and span.events and span_events(span, start)):
             llm = self.llm_spans[span.span_id] = LLMSpan(
                 span.span_id, span.span_id, start, start, span.end_ns, span.parent_span_id
             )

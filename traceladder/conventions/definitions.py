@@ -34,14 +34,18 @@ def request_lists(span: SpanView, conventions: tuple[Convention, ...]) -> list[D
     return [found for c in conventions for found in c.request_definitions(span)]
 
 
-def tool_span_list(convention: Convention, span: SpanView) -> DefinitionList:
-    """A tool span describing its own tool: a fallback for tools no request listed."""
-    return DefinitionList(TOOL_SPAN_TIER, None, partial(_described, convention, span))
+def tool_span_list(conventions: tuple[Convention, ...], span: SpanView) -> DefinitionList:
+    """A tool span describing its own tool: a fallback for tools no request listed (the first
+    convention, in precedence order, that reads a description from it)."""
+    return DefinitionList(TOOL_SPAN_TIER, None, partial(_described, conventions, span))
 
 
-def _described(convention: Convention, span: SpanView) -> list[DefinitionSource]:
-    found = convention.tool_definition(span)
-    return [found] if found is not None else []
+def _described(conventions: tuple[Convention, ...], span: SpanView) -> list[DefinitionSource]:
+    for convention in conventions:
+        found = convention.tool_definition(span)
+        if found is not None:
+            return [found]
+    return []
 
 
 def choose(entries: list[DefinitionEntry]) -> list[ToolDefinition]:

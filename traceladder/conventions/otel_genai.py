@@ -115,8 +115,43 @@ def openai_calls(tool_calls: Any, record_id: str | None) -> list[Sighting]:
     return out
 
 
+def block_calls(blocks: Any, record_id: str | None) -> list[Sighting]:
+    """Bedrock Converse content blocks (`[{"toolUse": {"toolUseId", "name", "input"}}, …]`, as
+    Strands and Bedrock producers record messages): the calls, arguments a parsed object."""
+    out = []
+    for block in as_list(blocks) or ():
+        use = as_dict(block.get("toolUse")) if isinstance(block, dict) else None
+        if use is not None:
+            args = use.get("input", ABSENT)
+            out.append(
+                sighting(name_text(use.get("name")), name_text(use.get("toolUseId")), args,
+                         args_rank_of(args, ARGS_EVENT), OTEL_GENAI, record_id)  # fmt: skip
+            )
+    return out
+
+
+def block_results(blocks: Any, record_id: str | None) -> list[ToolResult]:
+    """Bedrock `toolResult` blocks: the result text (its text blocks joined) per toolUseId."""
+    out = []
+    for block in as_list(blocks) or ():
+        result = as_dict(block.get("toolResult")) if isinstance(block, dict) else None
+        if result is not None:
+            out.append(ToolResult(name_text(result.get("toolUseId")), blocks_text(result.get("content")), record_id))
+    return out
+
+
+def blocks_text(blocks: Any) -> str | None:
+    """The text of content blocks (`[{"text": …}, …]`, joined), else the value as text."""
+    items = as_list(blocks)
+    if items is None:
+        return text(blocks)
+    texts = [b["text"] for b in items if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return "".join(texts) if texts else text(blocks)
+
+
 def message_calls(message: dict[str, Any], record_id: str | None) -> list[Sighting]:
-    """The tool calls of one message: GenAI `tool_call` parts, or OpenAI-shaped `tool_calls`."""
+    """The tool calls of one message: GenAI `tool_call` parts, OpenAI-shaped `tool_calls`, or
+    Bedrock content blocks in `content`."""
     out = []
     for part in as_list(message.get("parts")) or ():
         if isinstance(part, dict) and part.get("type") == "tool_call":
@@ -133,6 +168,9 @@ def message_calls(message: dict[str, Any], record_id: str | None) -> list[Sighti
             )
     if "tool_calls" in message:
         out.extend(openai_calls(message["tool_calls"], record_id))
+    content = message.get("content")
+    if isinstance(content, list | str) and "toolUse" in (content if isinstance(content, str) else "toolUse"):
+        out.extend(block_calls(content, record_id))
     return out
 
 

@@ -31,6 +31,8 @@ _BUILTIN = (
     "traceladder.conventions.openllmetry",
     "traceladder.conventions.frameworks.openai_agents",
     "traceladder.conventions.frameworks.langchain",
+    "traceladder.conventions.frameworks.strands",
+    "traceladder.conventions.frameworks.google_adk",
 )
 
 

@@ -102,6 +102,18 @@ class DefinitionSource(NamedTuple):
     convention: str
 
 
+def parameters_of(item: dict[str, Any]) -> Any:
+    """A definition's parameters schema: OpenAI's `parameters`, MCP's `inputSchema`, or Bedrock's
+    and Strands' `inputSchema: {"json": …}`; None when it has none of them."""
+    if "parameters" in item:
+        return item["parameters"]
+    schema = item.get("inputSchema", item.get("input_schema"))
+    wrapped = as_dict(schema)
+    if wrapped is not None and set(wrapped) == {"json"}:
+        return wrapped["json"]
+    return schema
+
+
 def tool_definitions(items: Any, convention: str) -> list[DefinitionSource]:
     """A recorded tool list — flat {type, name, description, parameters} or OpenAI's nested
     {type, function: {...}} — as definitions; entries without a name are skipped."""
@@ -114,7 +126,7 @@ def tool_definitions(items: Any, convention: str) -> list[DefinitionSource]:
         name, description = item.get("name"), item.get("description")
         if isinstance(name, str) and name:
             description = description if isinstance(description, str) else None
-            out.append(DefinitionSource(name, description, item.get("parameters"), convention))
+            out.append(DefinitionSource(name, description, parameters_of(item), convention))
     return out
 
 
