@@ -337,3 +337,22 @@ def test_when_every_connection_is_busy_a_new_one_gets_503_and_retry_after(tmp_pa
         assert serve.get("/healthz").status == 200
         code, err = serve.stop(timeout=60)
     assert code == 0, err
+
+
+def test_a_cap_the_open_file_limit_cannot_hold_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    # With a hard limit of 400 descriptors, 1000 connections would fail in accept() with EMFILE
+    # and sit in the listen queue: refuse to start instead, naming the limit to raise.
+    def hard_limit_400() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400))
+
+    r = subprocess.run(
+        [sys.executable, "-m", "traceladder", "serve", "--db", str(tmp_path / "s.duckdb"), "--port", "0",
+         "--workers", "1", "--max-connections", "1000"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, preexec_fn=hard_limit_400,
+    )  # fmt: skip
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "traceladder: --max-connections 1000 needs 1378 open files per process and the limit is 400 "
+        "(ulimit -Hn); lower --max-connections or raise the limit"
+    ]
