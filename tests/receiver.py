@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,12 +29,14 @@ class ServeProcess:
     """`traceladder serve --port 0 …` started in its own process group; `port` is read from the
     line it prints when it listens."""
 
-    def __init__(self, db: Path, *args: str, env: dict[str, str] | None = None, workers: int = 1) -> None:
+    def __init__(self, db: Path, *args: str, env: dict[str, str] | None = None, workers: int = 1,
+                 preexec_fn: Callable[[], None] | None = None) -> None:  # fmt: skip
         full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "traceladder", "serve", "--db", str(db), "--port", "0",
              "--workers", str(workers), "--fold-interval", "0.2", *args],
             cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=preexec_fn,
         )  # fmt: skip
         self.stderr_lines: list[str] = []
         deadline = time.monotonic() + 60

@@ -80,7 +80,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=seconds(high=3600),
         default=30.0,
         metavar="SECONDS",
-        help="drop a connection that sends nothing for this long (default: 30)",
+        help="drop a connection that sends nothing for this long, between requests or within one "
+        "(default: 30)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=seconds(high=3600),
+        default=10.0,
+        metavar="SECONDS",
+        help="a request's line and headers must all arrive within this long of their first byte, "
+        "however they trickle; otherwise 408 and the connection closes (default: 10)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=seconds(high=3600),
+        default=60.0,
+        metavar="SECONDS",
+        help="a request's whole body must arrive within this long of its headers; otherwise 408 "
+        "(default: 60)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int_range(1, 100_000),
+        default=256,
+        metavar="N",
+        help="open connections per process; at the cap a new one closes the connection idle the "
+        "longest (between requests or still sending its headers), and gets 503 + Retry-After only "
+        "when all are busy being answered. Raises the open-file limit to fit (default: 256)",
     )
     p.add_argument(
         "--sample",
@@ -114,7 +140,16 @@ def handle(args: argparse.Namespace) -> int:
         db=db,
         host=args.host,
         port=args.port,
-        receiver=ReceiverConfig(args.max_body, token, "otlp", args.read_timeout, args.sample),
+        receiver=ReceiverConfig(
+            args.max_body,
+            token,
+            "otlp",
+            args.read_timeout,
+            args.sample,
+            header_timeout_s=args.header_timeout,
+            body_timeout_s=args.body_timeout,
+            max_connections=args.max_connections,
+        ),
         workers=args.workers,
         queue_rows=args.queue_rows,
         fold_interval_s=args.fold_interval,

@@ -2,19 +2,26 @@
 
 Every request gets exactly one answer with a reason: 200 (with `partial_success` when some
 items were rejected), 400 malformed, 401 token, 404 path, 405 method, 411 no length, 413 too
-large, 415 content type or encoding, 503 + Retry-After when the writer is behind or a segment
-could not be written. A handler never lets an exception out: a bug answers 500 and the receiver
-keeps serving.
+large, 415 content type or encoding, 408 when the head or the body did not arrive within its
+deadline, 503 + Retry-After when the writer is behind, a segment could not be written, or every
+connection this process allows is busy answering. A handler never lets an exception out: a bug
+answers 500 and the receiver keeps serving.
+
+Bounded against slow clients (slowloris): each request's head and body have a deadline (see
+`deadlines`), and a process holds at most `max_connections` connections, shedding the oldest
+idle one when a new one arrives (see `connections`), so a flood of trickling connections costs
+neither all threads nor all file descriptors, and /healthz keeps answering.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hmac
+import io
 import json
 import logging
 import socket
-import threading
 import time
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +36,8 @@ from traceladder.otlp.decode import MEDIA_TYPES, media_type
 from traceladder.sampling import Sampling
 from traceladder.serve import responses
 from traceladder.serve.body import HttpError, inflate, read_raw
+from traceladder.serve.connections import Closer, Connections
+from traceladder.serve.deadlines import BODY, HEAD, IDLE, DeadlineReader, PhaseTimeout
 from traceladder.serve.writer import Busy, GroupWriter, WriteFailed
 from traceladder.storage.segments import pending
 
@@ -47,8 +56,11 @@ class ReceiverConfig:
     max_body: int
     token: str | None
     source: str = "otlp"
-    read_timeout_s: float = 30.0
+    read_timeout_s: float = 30.0  # the longest silence: between requests, and within one
     sample_rate: float = 1.0  # keep traces by id (OTel TraceIdRatioBased); the rest never stored
+    header_timeout_s: float = 10.0  # request line + headers, from their first byte
+    body_timeout_s: float = 60.0  # the whole body, from the end of the headers
+    max_connections: int = 256  # per process; at the cap the oldest idle one is shed
 
 
 class Receiver(ThreadingHTTPServer):
@@ -69,26 +81,52 @@ class Receiver(ThreadingHTTPServer):
         self.sampling = Sampling(config.sample_rate)
         self.sampled_out = {"spans": 0, "logs": 0}  # rows of traces the sample rate dropped
         self.stopping = False
-        self._connections: dict[Handler, bool] = {}  # handler → busy with a request
-        self._connections_lock = threading.Lock()
+        self.connections = Connections(config.max_connections)
+        self.closer = Closer()
 
-    def track(self, handler: Handler, busy: bool | None) -> None:
-        with self._connections_lock:
-            if busy is None:
-                self._connections.pop(handler, None)
+    def get_request(self) -> tuple[socket.socket, Any]:
+        try:
+            return self.socket.accept()
+        except OSError as exc:
+            # Out of descriptors (something besides connections used them up): the connection
+            # stays queued and the socket stays readable; pause rather than spin on accept().
+            if exc.errno in (errno.EMFILE, errno.ENFILE):
+                time.sleep(0.05)
+            raise
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Admit the connection under the cap (shedding the oldest idle one), or refuse it with
+        503 + Retry-After when every connection is busy answering — without starting a thread."""
+        admitted, shed = self.connections.admit(request)
+        for victim in shed:
+            with contextlib.suppress(OSError):
+                victim.shutdown(socket.SHUT_RDWR)  # its thread reads end-of-file and finishes
+        if not admitted:
+            cap = self.config.max_connections
+            message = f"all {cap} connections of this process are busy answering (--max-connections)"
+            try:
+                request.settimeout(1.0)
+                request.sendall(responses.raw(503, message, retry_after=RETRY_AFTER_S))
+            except OSError:
+                request.close()
             else:
-                self._connections[handler] = busy
+                self.closer.close(request)
+            return
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        self.connections.remove(request)
+        super().shutdown_request(request)
 
     def close_idle_connections(self) -> None:
-        """Stop waiting for keep-alive clients: a connection between requests is closed now (its
-        thread would otherwise sit in a read until the read timeout); one mid-request finishes,
-        gets its answer, and is then closed."""
+        """Stop waiting for clients that are not being answered: a connection between requests,
+        or still sending a request head, is closed now (its thread would otherwise sit in a read
+        until a timeout); one whose request head is complete finishes, gets its answer, and is
+        then closed."""
         self.stopping = True
-        with self._connections_lock:
-            idle = [h for h, busy in self._connections.items() if not busy]
-        for handler in idle:
+        for conn in self.connections.idle():
             with contextlib.suppress(OSError):
-                handler.connection.shutdown(socket.SHUT_RDWR)
+                conn.shutdown(socket.SHUT_RDWR)
 
 
 def sampled(table: pa.Table, sampling: Sampling) -> pa.Table:
@@ -117,27 +155,67 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        # A sender that stops mid-body (or trickles) cannot hold a thread forever.
-        self.connection.settimeout(self.server.config.read_timeout_s)
-        self.server.track(self, busy=False)
+        config = self.server.config
+        self.connection.settimeout(config.read_timeout_s)
+        limits = {
+            HEAD: (config.header_timeout_s, "--header-timeout"),
+            BODY: (config.body_timeout_s, "--body-timeout"),
+        }
+        conn, connections = self.connection, self.server.connections
+        self.reader = DeadlineReader(conn, config.read_timeout_s, limits, lambda: connections.was_shed(conn))
+        self.rfile.close()  # the plain makefile() reader: replaced by one bounded per phase
+        self.buffered = io.BufferedReader(self.reader)
+        self.rfile = self.buffered
 
-    def finish(self) -> None:
-        self.server.track(self, busy=None)
-        super().finish()
+    def handle_one_request(self) -> None:
+        self.server.connections.mark(self.connection, busy=False)
+        self.reader.begin(IDLE)
+        try:
+            if not self.buffered.peek(1):  # the client closed (or was shed) between requests
+                self.close_connection = True
+                return
+        except OSError:  # silent for --read-timeout between requests, or reset: just close
+            self.close_connection = True
+            return
+        self.reader.begin(HEAD)  # the first byte is here: the head has its deadline from now
+        try:
+            super().handle_one_request()  # reads the head; a timeout in it is caught (and logged) there
+        except ConnectionError:  # shed, or reset by the client, mid-head: no one to answer
+            self.close_connection = True
+            return
+        if self.reader.phase == HEAD and self.reader.timed_out is not None:
+            self._answer_raw(408, str(self.reader.timed_out))
+        self.server.connections.mark(self.connection, busy=False)
+        if self.server.stopping:
+            self.close_connection = True
 
     def parse_request(self) -> bool:
-        # The request line has arrived: from here until the answer, this connection is busy.
-        self.server.track(self, busy=True)
         ok = super().parse_request()
+        if ok:  # the head is complete: from here until the answer, this connection is busy
+            self._head_complete()
         if self.server.stopping:
             self.close_connection = True
         return ok
 
-    def handle_one_request(self) -> None:
-        super().handle_one_request()
-        self.server.track(self, busy=False)
-        if self.server.stopping:
-            self.close_connection = True
+    def handle_expect_100(self) -> bool:
+        # called by parse_request once the headers are in, before it returns
+        self._head_complete()
+        return super().handle_expect_100()
+
+    def _head_complete(self) -> None:
+        if self.reader.phase != BODY:
+            self.server.connections.mark(self.connection, busy=True)
+            self.reader.begin(BODY)
+
+    def _answer_raw(self, status: int, message: str) -> None:
+        """An answer when no request was parsed (its head timed out): fixed bytes, then a
+        lingering close (the client may still be sending its head)."""
+        self.close_connection = True
+        try:
+            self.connection.sendall(responses.raw(status, message))
+        except OSError:
+            return
+        self._linger()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         log.debug("%s " + format, self.address_string(), *args)
@@ -206,6 +284,13 @@ class Handler(BaseHTTPRequestHandler):
                 "segments_written": writer.segments_written,
                 # across all processes: received but not yet folded into the store
                 "pending_segments": len(pending(writer.segments.root)),
+                # this process's: open now, and since start shed (idle, at the cap) or refused (all busy)
+                "connections": {
+                    "open": len(self.server.connections),
+                    "busy": self.server.connections.busy(),
+                    "shed": self.server.connections.shed_total,
+                    "refused": self.server.connections.refused_total,
+                },
             }
             self._send(200, json.dumps(status).encode(), responses.JSON_TYPE)
         elif path in ROUTES:
@@ -226,7 +311,11 @@ class Handler(BaseHTTPRequestHandler):
         except HttpError as exc:
             self._fail(exc, body_unread=True)
             return
-        except (TimeoutError, OSError):
+        except PhaseTimeout as exc:
+            with contextlib.suppress(OSError):
+                self._fail(HttpError(408, str(exc)), body_unread=True)
+            return
+        except OSError:
             self.close_connection = True
             return
         try:

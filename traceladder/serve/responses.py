@@ -4,6 +4,8 @@ or OTLP/JSON), and JSON when the request's content type was not one of the two."
 
 from __future__ import annotations
 
+from http import HTTPStatus
+
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.rpc import code_pb2, status_pb2
@@ -17,6 +19,7 @@ _CODES = {
     400: code_pb2.INVALID_ARGUMENT,
     401: code_pb2.UNAUTHENTICATED,
     404: code_pb2.NOT_FOUND,
+    408: code_pb2.DEADLINE_EXCEEDED,
     405: code_pb2.UNIMPLEMENTED,
     411: code_pb2.INVALID_ARGUMENT,
     413: code_pb2.RESOURCE_EXHAUSTED,
@@ -54,3 +57,14 @@ def failure(status: int, message: str, request_type: str | None) -> tuple[bytes,
     return _encode(
         status_pb2.Status(code=_CODES.get(status, code_pb2.UNKNOWN), message=message), request_type
     )
+
+
+def raw(status: int, message: str, *, retry_after: int | None = None) -> bytes:
+    """A complete HTTP/1.1 answer (JSON `Status` body, `Connection: close`) for a connection on
+    which no request was parsed: refused at the connection cap, or its head timed out."""
+    body, content_type = failure(status, message, None)
+    head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", f"Content-Type: {content_type}",
+            f"Content-Length: {len(body)}", "Connection: close"]  # fmt: skip
+    if retry_after is not None:
+        head.append(f"Retry-After: {retry_after}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body

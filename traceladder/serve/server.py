@@ -5,7 +5,9 @@ store every `fold_interval_s` when the store is free (it waits for nobody: a com
 store just delays the fold). With `workers > 1` it also starts that many − 1 worker processes
 (`python -m traceladder.serve.worker`) that accept on the same inherited socket and write their
 own segments — decoding is CPU-bound Python, so this is how a receiver uses more than one core.
-Workers never open the store.
+Workers never open the store. Each worker holds the read end of a pipe whose write end only this
+process holds (`lifeline`): however this process ends, even by kill -9 while a worker is still
+starting, every worker stops and the port is free again.
 
 SIGTERM / SIGINT: stop accepting, let every in-flight request finish (each gets its answer after
 its rows are durable), stop the workers the same way, fold what is pending if the store is free,
@@ -28,7 +30,9 @@ from pathlib import Path
 from types import FrameType
 
 from traceladder.errors import StoreError, UserError
+from traceladder.serve.connections import ensure_file_limit
 from traceladder.serve.handler import Receiver, ReceiverConfig
+from traceladder.serve.lifeline import open_lifeline
 from traceladder.serve.writer import GroupWriter
 from traceladder.storage.segments import SegmentWriter, segment_root
 
@@ -76,21 +80,27 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _start_workers(sock: socket.socket, options: ServeOptions) -> list[subprocess.Popen[bytes]]:
+def _start_workers(
+    sock: socket.socket, options: ServeOptions, lifeline: int
+) -> list[subprocess.Popen[bytes]]:
+    """Start the worker processes; `lifeline` is the read end of the pipe this process holds."""
     env = dict(os.environ)
     if options.receiver.token is not None:  # the environment, not argv: argv is visible in `ps`
         env[TOKEN_ENV] = options.receiver.token
     else:
         env.pop(TOKEN_ENV, None)
+    config = options.receiver
     args = [
         sys.executable, "-m", "traceladder.serve.worker", "--fd", str(sock.fileno()),
-        "--segments", str(segment_root(options.db)), "--max-body", str(options.receiver.max_body),
-        "--queue-rows", str(options.queue_rows), "--source", options.receiver.source,
-        "--read-timeout", str(options.receiver.read_timeout_s),
-        "--sample", repr(options.receiver.sample_rate),
+        "--lifeline", str(lifeline),
+        "--segments", str(segment_root(options.db)), "--max-body", str(config.max_body),
+        "--queue-rows", str(options.queue_rows), "--source", config.source,
+        "--read-timeout", repr(config.read_timeout_s), "--header-timeout", repr(config.header_timeout_s),
+        "--body-timeout", repr(config.body_timeout_s), "--max-connections", str(config.max_connections),
+        "--sample", repr(config.sample_rate),
     ]  # fmt: skip
     return [
-        subprocess.Popen(args, pass_fds=[sock.fileno()], env=env, stdin=subprocess.DEVNULL)
+        subprocess.Popen(args, pass_fds=[sock.fileno(), lifeline], env=env, stdin=subprocess.DEVNULL)
         for _ in range(options.workers - 1)
     ]
 
@@ -146,10 +156,16 @@ def final_fold(db: Path, wait_s: float = 5.0, budget_s: float = 10.0) -> str:
 
 
 def run(options: ServeOptions, announce: threading.Event | None = None) -> int:
+    ensure_file_limit(options.receiver.max_connections)  # before the workers: they inherit it
     sock = bind(options.host, options.port)
     host, port = sock.getsockname()[:2]
     receiver = serve_socket(sock, segment_root(options.db), options.receiver, options.queue_rows)
-    workers = _start_workers(sock, options)
+    # Kept open (never written) until the workers are gone; the kernel closes it if we are killed.
+    lifeline_read, lifeline_write = open_lifeline()
+    try:
+        workers = _start_workers(sock, options, lifeline_read)
+    finally:
+        os.close(lifeline_read)
     stopped = threading.Event()
     folder = threading.Thread(
         target=_fold_loop, args=(options.db, options.fold_interval_s, stopped), daemon=True
@@ -181,6 +197,7 @@ def run(options: ServeOptions, announce: threading.Event | None = None) -> int:
         folder.join()
         for s, handler in previous.items():
             signal.signal(s, handler)
+        os.close(lifeline_write)
         sock.close()
     print(f"traceladder serve: stopped; {final_fold(options.db)}", file=sys.stderr, flush=True)
     return 0
