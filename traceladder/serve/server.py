@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from traceladder.errors import UserError, first_line
 from traceladder.serve.handler import Receiver, ReceiverConfig
@@ -102,13 +103,13 @@ def serve_socket(sock: socket.socket, segments: Path, config: ReceiverConfig, qu
 
 
 class _Receiver(Receiver):
-    def handle_error(self, request: object, client_address: object) -> None:
+    def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that resets or drops its connection is routine under load: socketserver's
         default would print a traceback for it. Anything else is still reported."""
         if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
             log.debug("connection from %s dropped", client_address)
             return
-        super().handle_error(request, client_address)  # type: ignore[arg-type]
+        super().handle_error(request, client_address)
 
 
 def stop(receiver: Receiver) -> None:
