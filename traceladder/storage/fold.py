@@ -24,7 +24,14 @@ import pyarrow.parquet as pq
 from traceladder.errors import first_line
 from traceladder.otlp.rows import LOG_SCHEMA
 from traceladder.storage.db import Store
-from traceladder.storage.segments import Segment, batches, pending, read_verified, segment_root
+from traceladder.storage.segments import (
+    ChecksumMismatch,
+    Segment,
+    batches,
+    pending,
+    read_verified,
+    segment_root,
+)
 from traceladder.storage.spans import SPAN_SCHEMA
 from traceladder.storage.writes import SegmentRecord, WriteCounts, write_batch
 from traceladder.text import printable
@@ -82,8 +89,13 @@ def store_cannot_write(exc: BaseException) -> bool:
 
 def _reason(what: str, exc: BaseException) -> str:
     """One printable line, cut short: a conversion error quotes the refused value, which can be a
-    megabyte of someone else's attribute text."""
-    text = printable(first_line(_cause(exc)))
+    megabyte of someone else's attribute text. DuckDB's messages name their kind ("Conversion
+    Error: …"); any other error is named by its type, so a bug in our own code reads as one."""
+    cause = _cause(exc)
+    text = first_line(cause)
+    if not isinstance(cause, duckdb.Error):
+        text = f"{type(cause).__name__}: {text}"
+    text = printable(text)
     return f"{what}: {text[:REASON_CHARS]}{'…' if len(text) > REASON_CHARS else ''}"
 
 
@@ -196,8 +208,10 @@ def fold_pending(
             for segment in group:
                 try:
                     loaded.append(_Loaded(segment, _read(segment)))
-                except FileNotFoundError:  # folded meanwhile by another process that saw it first
+                except FileNotFoundError:  # gone since it was listed (removed by hand): nothing to fold
                     continue
+                except ChecksumMismatch as exc:
+                    refuse(segment, str(exc))
                 except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
                     refuse(segment, _reason("cannot be read", exc))
             written, new_spans, new_logs = _write_isolated(store, loaded, refuse) if loaded else ([], 0, 0)
