@@ -10,6 +10,7 @@ from pathlib import Path
 
 import producers
 import pyarrow as pa
+import pyarrow.parquet as pq
 from conftest import cli
 
 from traceladder.otlp import decode_traces
@@ -68,7 +69,12 @@ def test_a_damaged_segment_is_set_aside_and_the_rest_folded(tmp_path: Path) -> N
     with Store(db) as store:
         result = fold_pending(store)
         assert (result.segments, result.damaged, count(store)) == (1, 1, 7)
-    assert [p.name for p in (root / "damaged").iterdir()] == ["spans-00000000000000000001-1-00000000.parquet"]
+    assert sorted(p.name for p in (root / "damaged").iterdir()) == [
+        "spans-00000000000000000001-1-00000000.parquet",
+        "spans-00000000000000000001-1-00000000.parquet.reason",
+    ]
+    reason = (root / "damaged" / "spans-00000000000000000001-1-00000000.parquet.reason").read_text()
+    assert reason.startswith("cannot be read: ")
 
 
 def test_temp_files_of_dead_writers_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
@@ -93,3 +99,137 @@ def test_sql_sees_segments_acknowledged_before_it_started(tmp_path: Path) -> Non
     r = cli("sql", "--db", str(db), "SELECT count(*) FROM spans", "--csv")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[1] == "7"
+
+
+def _with_column(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
+    i = table.schema.get_field_index(name)
+    return table.set_column(i, table.schema.field(i), values)
+
+
+def refused_tables() -> dict[str, pa.Table]:
+    """Segments that read as Parquet but hold rows the store refuses."""
+    t = span_table("openllmetry/parallel")
+    return {
+        "attributes not JSON": _with_column(
+            t, "attributes", pa.array(["not json{"] * t.num_rows, pa.string())
+        ),
+        "invalid UTF-8": _with_column(
+            span_table("otel-openai-v2-default/parallel"),
+            "name",
+            pa.array([b"bad \xff\xfe"] * t.num_rows, pa.binary()).view(pa.string()),
+        ),
+    }
+
+
+def test_a_segment_the_store_refuses_is_set_aside_and_every_later_one_folded(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    open_store(db).close()
+    root = segment_root(db)
+    writer = SegmentWriter(root)
+    writer.write("spans", span_table())  # acknowledged before the bad ones
+    bad = [writer.write("spans", table) for table in refused_tables().values()]
+    writer.write("spans", span_table("openinference/parallel"))  # and after them
+    first = cli("sql", "--db", str(db), "SELECT count(DISTINCT trace_id), count(*) FROM spans", "--csv")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[1] == "2,14"  # both good segments, nothing of the bad ones
+    assert first.stderr.count("\n") == 1, first.stderr  # said once, for both
+    assert "set aside 2 segments" in first.stderr and "Malformed JSON" in first.stderr
+    damaged = root / "damaged"
+    reasons = {p.name: p.read_text() for p in damaged.glob("*.reason")}
+    assert sorted(reasons) == sorted(f"spans-{s.path.name}.reason" for s in bad)
+    assert "Malformed JSON" in reasons[f"spans-{bad[0].path.name}.reason"]
+    assert "Invalid unicode" in reasons[f"spans-{bad[1].path.name}.reason"]
+    assert pending(root) == []
+    again = cli("sql", "--db", str(db), "SELECT count(*) FROM tool_calls", "--csv")
+    assert (again.returncode, again.stderr) == (0, "")  # the store works, and nothing is said twice
+    assert again.stdout.splitlines()[1] == "6"
+
+
+def test_serve_starts_on_a_store_with_a_refused_segment(tmp_path: Path) -> None:
+    from receiver import ServeProcess
+    from test_serve import request, span
+
+    db = tmp_path / "s.duckdb"
+    open_store(db).close()
+    SegmentWriter(segment_root(db)).write("spans", refused_tables()["attributes not JSON"])
+    with ServeProcess(db) as serve:  # its start folds: the bad segment used to stop it with exit 2
+        assert serve.post("/v1/traces", request(span(0), span(1))).status == 200
+        code, err = serve.stop()
+    assert code == 0, err
+    assert err.count("set aside 1 segment") == 1 and "Traceback" not in err
+    assert cli("sql", "--db", str(db), "SELECT count(*) FROM spans", "--csv").stdout.splitlines()[1] == "2"
+
+
+def _silently_corrupted(data: bytes, table: pa.Table) -> bytes:
+    """`data` with one bit flipped where Parquet itself notices nothing: the file still reads,
+    as different rows (about one flip in ten does, in zstd-compressed pages)."""
+    for i in range(4, len(data) - 8):
+        flipped = bytearray(data)
+        flipped[i] ^= 0x10
+        try:
+            if not pq.read_table(pa.BufferReader(bytes(flipped))).equals(table):
+                return bytes(flipped)
+        except (OSError, pa.ArrowException):
+            continue
+    raise AssertionError("no silent flip found")
+
+
+def test_a_flipped_bit_is_caught_by_the_checksum_and_never_folded(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    open_store(db).close()
+    root = segment_root(db)
+    writer = SegmentWriter(root)
+    segment = writer.write("spans", span_table())
+    table = pq.read_table(segment.path)
+    segment.path.write_bytes(_silently_corrupted(segment.path.read_bytes(), table))
+    writer.write("spans", span_table("openinference/parallel"))
+    r = cli("sql", "--db", str(db), "SELECT DISTINCT trace_id FROM spans", "--csv")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1:] == [producers.trace_id(producers.FIXTURES / "openinference/parallel")]
+    assert "checksum mismatch" in r.stderr and r.stderr.count("\n") == 1
+    assert (root / "damaged" / f"spans-{segment.path.name}").exists()
+
+
+def test_a_segment_written_before_checksums_still_folds(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    open_store(db).close()
+    segment = SegmentWriter(segment_root(db)).write("spans", span_table())
+    assert segment.checksum is not None
+    old_style = segment.path.with_name(segment.path.name.split(".crc32-")[0] + ".parquet")
+    segment.path.rename(old_style)  # the name an earlier traceladder gave it
+    r = cli("sql", "--db", str(db), "SELECT count(*) FROM spans", "--csv")
+    assert (r.returncode, r.stderr, r.stdout.splitlines()[1]) == (0, "", "7")
+    assert not old_style.exists()
+
+
+def test_sql_reads_what_is_folded_while_another_reader_holds_the_store(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    root = segment_root(db)
+    SegmentWriter(root).write("spans", span_table())
+    open_store(db).close()  # folds the first segment
+    SegmentWriter(root).write("spans", span_table("openinference/parallel"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(db)!r}, read_only=True); "
+         "print('ready', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        r = cli(
+            "sql",
+            "--db",
+            str(db),
+            "SELECT count(*) FROM spans",
+            "--csv",
+            env={"TRACELADDER_LOCK_TIMEOUT": "1"},
+        )
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[1] == "7"  # what is folded
+        assert r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith("traceladder: sql: 1 segment is pending and not folded yet (")
+        assert f"in use by process {holder.pid}" in r.stderr and "answering from what is folded" in r.stderr
+        assert len(pending(root)) == 1  # still pending, untouched
+    finally:
+        holder.communicate("")
+    r = cli("sql", "--db", str(db), "SELECT count(*) FROM spans", "--csv")
+    assert (r.returncode, r.stderr, r.stdout.splitlines()[1]) == (0, "", "14")

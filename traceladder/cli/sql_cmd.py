@@ -76,8 +76,12 @@ def _files(specs: list[str]) -> dict[str, Path]:
     return files
 
 
+def _note(text: str) -> None:
+    print(f"traceladder: sql: {printable(text)}", file=sys.stderr, flush=True)
+
+
 def handle(args: argparse.Namespace) -> int:
-    with open_store(db_path(args), read_only=True) as store:
+    with open_store(db_path(args), read_only=True, say=_note) as store:
         lock_down(store, _files(args.file))
         result = run_query(store, args.query)
         if args.csv:

@@ -28,8 +28,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
-from traceladder.errors import StoreError, UserError
+from traceladder.errors import UserError, first_line
 from traceladder.serve.connections import ensure_file_limit
 from traceladder.serve.handler import Receiver, ReceiverConfig
 from traceladder.serve.lifeline import open_lifeline
@@ -108,7 +109,17 @@ def _start_workers(
 def serve_socket(sock: socket.socket, segments: Path, config: ReceiverConfig, queue_rows: int) -> Receiver:
     """A receiver on an already bound socket; call `serve_forever`, then `stop`."""
     writer = GroupWriter(SegmentWriter(segments), queue_rows)
-    return Receiver(sock, writer, config)
+    return _Receiver(sock, writer, config)
+
+
+class _Receiver(Receiver):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that resets or drops its connection is routine under load: socketserver's
+        default would print a traceback for it. Anything else is still reported."""
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            log.debug("connection from %s dropped", client_address)
+            return
+        super().handle_error(request, client_address)
 
 
 def stop(receiver: Receiver) -> None:
@@ -120,25 +131,30 @@ def stop(receiver: Receiver) -> None:
 
 
 def _fold_loop(db: Path, interval_s: float, stopped: threading.Event) -> None:
-    from traceladder.storage.db import Store
+    from traceladder.serve.trouble import Trouble
+    from traceladder.storage.db import Store, StoreBusy
     from traceladder.storage.fold import fold_pending
     from traceladder.storage.segments import has_pending
 
+    trouble = Trouble(log, f"cannot fold segments into {db}", "they stay safe on disk; retrying")
     while not stopped.wait(interval_s):
         if not has_pending(db):
             continue
         try:
             with Store(db, lock_timeout=0) as store:  # never wait: the segments are safe meanwhile
                 fold_pending(store, until=stopped.is_set)
-        except StoreError as exc:
+        except StoreBusy as exc:  # a command holds the store: routine, the next turn folds
             log.debug("fold skipped: %s", exc)
-        except Exception:  # folding is housekeeping: log it, keep receiving
-            log.exception("folding segments into %s failed; will retry", db)
+        except Exception as exc:  # folding is housekeeping: say it once, keep receiving
+            trouble.failed(first_line(exc))
+        else:
+            trouble.succeeded("folding segments")
 
 
 def final_fold(db: Path, wait_s: float = 5.0, budget_s: float = 10.0) -> str:
     """Fold what is pending before exiting, for at most about `budget_s` (a backlog left over is
-    safe on disk and folded by the next command that opens the store)."""
+    safe on disk and folded by the next command that opens the store). Never raises: a fold that
+    cannot run (a full disk, a held store) leaves the segments for the next command."""
     from traceladder.storage.db import Store
     from traceladder.storage.fold import fold_pending
     from traceladder.storage.segments import has_pending
@@ -151,8 +167,8 @@ def final_fold(db: Path, wait_s: float = 5.0, budget_s: float = 10.0) -> str:
             result = fold_pending(store, until=lambda: time.monotonic() > deadline)
         left = " (the rest is folded by the next command that opens the store)" if has_pending(db) else ""
         return f"folded {result.segments} segments{left}"
-    except StoreError as exc:
-        return f"segments left for the next command to fold ({exc})"
+    except Exception as exc:
+        return f"segments left for the next command to fold ({first_line(exc)})"
 
 
 def run(options: ServeOptions, announce: threading.Event | None = None) -> int:

@@ -3,7 +3,9 @@ queued up while it was busy as one segment per signal, then acknowledges all of 
 
 An idle receiver writes each request immediately (no added latency); a loaded one batches more
 per fsync the busier it gets. When more than `limit_rows` rows wait, `submit` refuses at once
-(the handler answers 503 with Retry-After) instead of queueing without bound.
+(the handler answers 503 with Retry-After) instead of queueing without bound. A write that fails
+(a full disk) answers its requests 503 too, leaves no temp file behind, and is said once on stderr
+— when writes start failing and when they work again — not once per request.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from traceladder.serve.trouble import Trouble
 from traceladder.storage.segments import SegmentWriter
 
 log = logging.getLogger(__name__)
@@ -46,6 +49,7 @@ class GroupWriter:
         self._closing = False
         self.written_rows = 0
         self.segments_written = 0
+        self._trouble = Trouble(log, "cannot write segments", "answering 503 until a write works")
         self._thread = threading.Thread(target=self._run, name="segment-writer", daemon=True)
         self._thread.start()
 
@@ -88,8 +92,10 @@ class GroupWriter:
                         self.segments.write(signal, pa.concat_tables(tables))
                         self.segments_written += 1
             except Exception as exc:  # the requests get a 503; nothing was acknowledged
-                log.error("writing a segment failed: %s", exc)
-                error = f"{type(exc).__name__}: {exc}"
+                error = _reason(exc)
+                self._trouble.failed(error)
+            else:
+                self._trouble.succeeded("writing segments")
             with self._cond:
                 rows = sum(t.table.num_rows for t in group)
                 self._queued_rows -= rows
@@ -105,3 +111,10 @@ class GroupWriter:
             self._closing = True
             self._cond.notify_all()
         self._thread.join()
+
+
+def _reason(exc: Exception) -> str:
+    """What the client and the log are told: the OS's words for an OS error (no paths)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return f"{type(exc).__name__}: {exc}"

@@ -8,12 +8,13 @@ store from a newer traceladder, a damaged migration record, a corrupt or unwrita
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ import pyarrow as pa
 from traceladder.errors import StoreError, first_line
 from traceladder.storage.migrations import MIGRATIONS
 
+log = logging.getLogger(__name__)
+
 KNOWN_MIGRATIONS = tuple(name for name, _ in MIGRATIONS)
 DEFAULT_LOCK_WAIT_S = 30.0
 
@@ -30,6 +33,10 @@ _HOLDER = re.compile(r"PID (\d+)")
 # Runs this process is executing right now. DuckDB lets one process open a file several times, so
 # "still running" only proves a dead process for runs that are not ours.
 ACTIVE_RUNS: set[str] = set()
+
+
+class StoreBusy(StoreError):
+    """Another process held the store for longer than this one would wait."""
 
 
 class Store:
@@ -122,7 +129,12 @@ class Store:
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
+            try:
+                self.conn.execute("COMMIT")
+            except duckdb.Error:  # a commit that could not be written (a full disk) ends nothing
+                with suppress(duckdb.Error):
+                    self.conn.execute("ROLLBACK")
+                raise
 
     def tables(self) -> set[str]:
         rows = self.fetchall("SELECT table_name FROM information_schema.tables")
@@ -193,7 +205,7 @@ def _open_error(path: Path, exc: duckdb.IOException) -> StoreError:
     if "lock" in text.lower():
         holder = _HOLDER.search(text)
         who = f"process {holder.group(1)}" if holder else "another process"
-        return StoreError(
+        return StoreBusy(
             f"the store {path} is in use by {who} (DuckDB allows one writer per file); "
             f"waited {lock_wait():g}s (TRACELADDER_LOCK_TIMEOUT); wait for it to finish, or pass --db "
             "with another file"
@@ -201,23 +213,53 @@ def _open_error(path: Path, exc: duckdb.IOException) -> StoreError:
     return StoreError(f"cannot open {path}: {first_line(exc)}")
 
 
-def open_store(path: Path, *, read_only: bool = False) -> Store:
+def open_store(path: Path, *, read_only: bool = False, say: Callable[[str], None] = log.warning) -> Store:
     """Open the store after folding in what a receiver acknowledged, so every command sees every
-    span acknowledged before it started. A reader folds through a short write open of its own
-    (skipped when the file cannot be written: it then reads what is folded)."""
+    span acknowledged before it started. A reader folds through a short write open of its own;
+    when that cannot run (the file is not writable, the disk is full, another process holds the
+    store), it reads what is folded and, if segments are waiting, says once through `say` how
+    many. A writer's fold that cannot run is the writer's error: it could not write either."""
     from traceladder.storage.fold import fold_pending  # fold writes through this module
     from traceladder.storage.segments import has_pending
 
-    if read_only and has_pending(path) and os.access(path, os.W_OK):
-        with Store(path) as writer:
-            fold_pending(writer)
+    if read_only:
+        return _open_reader(Path(path), say)
     store = Store(path, read_only=read_only)
-    if not read_only and has_pending(path):
+    if has_pending(path):
         try:
-            fold_pending(store)
+            fold_pending(store, say=say)
         except BaseException:
             store.close()
             raise
+    return store
+
+
+def _open_reader(path: Path, say: Callable[[str], None]) -> Store:
+    from traceladder.storage.fold import fold_pending, store_cannot_write
+    from traceladder.storage.segments import has_pending, pending, segment_root
+
+    if not has_pending(path):
+        return Store(path, read_only=True)
+    why, lock_timeout = "", None
+    if not os.access(path, os.W_OK):
+        why = "the store file is not writable"
+    else:
+        try:
+            with Store(path) as writer:
+                fold_pending(writer, say=say)
+        except StoreBusy as exc:
+            # Already waited the full lock wait: a reader that holds the store lets us in at
+            # once, a writer that holds it gets the usual error at once.
+            why, lock_timeout = first_line(exc), 0.0
+        except Exception as exc:
+            if not (isinstance(exc, StoreError) or store_cannot_write(exc)):
+                raise
+            why = first_line(exc)
+    store = Store(path, read_only=True, lock_timeout=lock_timeout)
+    left = len(pending(segment_root(path)))
+    if left and why:
+        what = "1 segment is" if left == 1 else f"{left} segments are"
+        say(f"{what} pending and not folded yet ({why}); answering from what is folded")
     return store
 
 

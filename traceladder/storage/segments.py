@@ -9,13 +9,19 @@ survives kill -9. Any process that opens the store for writing folds pending seg
 (`fold_pending`), one bounded transaction at a time, recording each segment in
 `ingested_segments` in the same transaction and unlinking it after the commit; a crash between
 the two leaves a recorded segment that the next fold just deletes.
+
+A segment's name carries the CRC-32 of its bytes (`<stem>.crc32-<8 hex>.parquet`, docs/decisions.md
+"segment checksums"): the fold checks it before reading, so a flipped bit is set aside, never
+folded. A name without one (written before checksums) is folded as before.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -26,6 +32,7 @@ import pyarrow.parquet as pq
 SIGNALS = ("spans", "logs")
 _TMP = ".tmp-"
 _counter = itertools.count()
+_CHECKSUM = re.compile(r"\.crc32-([0-9a-f]{8})\.parquet$")
 
 
 class Segment(NamedTuple):
@@ -35,6 +42,27 @@ class Segment(NamedTuple):
     @property
     def name(self) -> str:
         return f"{self.signal}/{self.path.name}"
+
+    @property
+    def checksum(self) -> int | None:
+        """The CRC-32 its name promises for its bytes; None for a segment written before names
+        carried one."""
+        m = _CHECKSUM.search(self.path.name)
+        return int(m.group(1), 16) if m else None
+
+
+class ChecksumMismatch(ValueError):
+    """A segment's bytes are not the ones that were written (a flipped bit, a truncated copy)."""
+
+
+def read_verified(segment: Segment) -> bytes:
+    """The segment's bytes, after checking them against the checksum in its name. The caller
+    parses these very bytes, so what was checked is what is folded."""
+    data = segment.path.read_bytes()
+    want = segment.checksum
+    if want is not None and (got := zlib.crc32(data)) != want:
+        raise ChecksumMismatch(f"checksum mismatch (its name says crc32 {want:08x}, its bytes {got:08x})")
+    return data
 
 
 def segment_root(db_path: Path) -> Path:
@@ -71,17 +99,26 @@ class SegmentWriter:
                     tmp.unlink(missing_ok=True)
 
     def write(self, signal: str, table: pa.Table) -> Segment:
-        """Write `table` as one segment and return it once it is durable."""
+        """Write `table` as one segment and return it once it is durable. On any failure (a full
+        disk) nothing is left behind: the temp file is removed, and the error is raised."""
         folder = self.root / signal
         stem = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):08d}"
         tmp = folder / f"{_TMP}{os.getpid()}-{stem}.parquet"
-        final = folder / f"{stem}.parquet"
-        # zstd level 1: ~5 µs/span, and the strings are unique, so no dictionary pages (measured)
-        with open(tmp, "wb") as handle:
-            pq.write_table(table, handle, compression="zstd", compression_level=1, use_dictionary=False)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, final)
+        # zstd level 1: ~5 µs/span, and the strings are unique, so no dictionary pages (measured).
+        # Serialised in memory first, so the checksum in the name covers every byte written.
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd", compression_level=1, use_dictionary=False)
+        data = sink.getvalue()
+        final = folder / f"{stem}.crc32-{zlib.crc32(data):08x}.parquet"
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         _fsync_dir(folder)
         return Segment(signal, final)
 
