@@ -187,7 +187,7 @@ def main(argv: list[str]) -> int:
             notes.append(_cross_check_json(kind, pb_bodies, json_bodies))
             (outdir / f"{kind}.json").write_text(json.dumps(json_bodies, indent=1, ensure_ascii=False) + "\n")
             jsonl = workdir / f"collector-{kind}.jsonl"
-            lines = jsonl.read_text().split("\n")[:-1] if jsonl.exists() else []  # JSONL: "\n" only
+            lines = jsonl.read_text().rstrip("\n").split("\n") if jsonl.exists() else []  # "\n" only
             if len(lines) != len(json_bodies) or [json.loads(x) for x in lines] != json_bodies:
                 raise AssertionError(f"collector-{kind}.jsonl differs from the JSON requests")
             shutil.copyfile(jsonl, outdir / f"collector-{kind}.jsonl")

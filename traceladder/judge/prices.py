@@ -55,9 +55,11 @@ def _price(model: str, price: object, where: str) -> tuple[float, float]:
     for key in PRICE_KEYS:
         value = price.get(key)
         if not (isinstance(value, int | float) and not isinstance(value, bool)):
-            raise UserError(f"{where}: {table} needs a number `{key}` (USD per 1M tokens)")
+            raise UserError(
+                f"{where}: {table} needs non-negative numbers `input` and `output`; `{key}` is not one"
+            )
         if not math.isfinite(value) or value < 0:
-            raise UserError(f"{where}: {table} `{key}` = {value!r}; a price is a finite number >= 0")
+            raise UserError(f"{where}: {table} `{key}` = {value!r}; prices are finite non-negative numbers")
         values.append(float(value))
     return values[0], values[1]
 
