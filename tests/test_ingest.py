@@ -12,6 +12,7 @@ import producers
 import pytest
 from conftest import ROOT, cli, rows
 
+from traceladder.files import jsonl_lines
 from traceladder.ingest.run import ingest
 from traceladder.storage.db import open_store
 
@@ -69,7 +70,7 @@ def test_every_format_gives_the_same_store_and_the_sent_calls(tmp_path: Path, sc
 
 def test_ingesting_twice_adds_nothing_and_repeats_inside_a_batch_count_once(tmp_path: Path) -> None:
     scenario = producers.FIXTURES / "otel-openai-v2-default" / "parallel"
-    lines = (scenario / "collector-traces.jsonl").read_text().splitlines()
+    lines = jsonl_lines((scenario / "collector-traces.jsonl").read_text())
     doubled = tmp_path / "doubled.jsonl"
     doubled.write_text("\n".join(lines + lines) + "\n")  # every span twice in one file
     logs = scenario / "collector-logs.jsonl"

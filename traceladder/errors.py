@@ -16,6 +16,11 @@ class StoreError(UserError):
     disk full). Nothing half-written is ever called finished."""
 
 
+class StoreBusy(StoreError):
+    """Another process held the store for longer than the lock wait: the one store error that
+    goes away by itself, so the only one a polling command (`watch`) may wait out."""
+
+
 class VerificationFailed(UserError):
     """A hash did not verify (an edited baseline, a changed canonical report). Exit code 1."""
 

@@ -40,6 +40,17 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     return value
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL text, split on "\\n" only (a last line without one still counts).
+
+    Not `str.splitlines()`: it also splits on U+2028, U+2029 and U+0085, which a JSON string may
+    hold raw, so one record would become two halves that are not JSON — a file `cases validate`
+    passed would then fail to load.
+    """
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def write_text(path: Path, text: str, what: str, *, create_dirs: bool = True) -> None:
     """Write `text` to `path`, creating missing folders when `create_dirs`.
 

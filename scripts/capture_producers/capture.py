@@ -162,7 +162,7 @@ def write_otlp_files(captures: list[Any], outdir: Path, workdir: Path) -> tuple[
             notes.append(_cross_check_json(kind, pb_bodies, json_bodies))
             (outdir / f"{kind}.json").write_text(json.dumps(json_bodies, indent=1, ensure_ascii=False) + "\n")
             jsonl = workdir / f"collector-{kind}.jsonl"
-            lines = jsonl.read_text().splitlines() if jsonl.exists() else []
+            lines = jsonl.read_text().rstrip("\n").split("\n") if jsonl.exists() else []  # "\n" only
             if len(lines) != len(json_bodies) or [json.loads(x) for x in lines] != json_bodies:
                 raise AssertionError(f"collector-{kind}.jsonl differs from the JSON requests")
             shutil.copyfile(jsonl, outdir / f"collector-{kind}.jsonl")

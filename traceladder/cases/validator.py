@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from traceladder.cases.model import CASE_FIELDS, PARAM_RULES, Case
 from traceladder.cases.spec import CategorySpec, SuiteSpec
 from traceladder.errors import UserError
+from traceladder.files import jsonl_lines
 
 if TYPE_CHECKING:  # cases never import domains at runtime: domains import their suite spec
     from traceladder.domain.base import Domain
@@ -83,7 +84,7 @@ class SuiteValidator:
         if "\r" in text:
             out.append(Violation(name, 0, "", "file", "use LF line endings, not CRLF"))
         rows = []
-        for number, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), 1):
+        for number, line in enumerate(jsonl_lines(text), 1):
             if not line.strip():
                 out.append(Violation(name, number, "", "file", "blank line"))
                 continue
@@ -353,5 +354,5 @@ def require_valid_suite(path: Path, domain: Domain) -> tuple[Case, ...]:
         shown = "; ".join(str(p) for p in problems[:3])
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
         raise UserError(f"invalid case suite: {shown}{more}; run `traceladder cases validate {path}`")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = jsonl_lines(path.read_text(encoding="utf-8"))
     return tuple(Case.from_record(json.loads(line)) for line in lines)

@@ -33,7 +33,14 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 
 def db_path(args: argparse.Namespace) -> Path:
-    return Path(args.db or os.environ.get("TRACELADDER_DB") or DEFAULT_DB)
+    """The store's path (--db, $TRACELADDER_DB, the default), refused at once when it exists and is
+    not a regular file: DuckDB would block forever opening a FIFO, and a command should not run
+    for minutes (`run`) before it finds out. A missing path is each command's own decision."""
+    from traceladder.storage.store_file import check_store_path
+
+    path = Path(args.db or os.environ.get("TRACELADDER_DB") or DEFAULT_DB)
+    check_store_path(path)
+    return path
 
 
 def int_range(low: int, high: int) -> Callable[[str], int]:

@@ -15,13 +15,14 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from traceladder.cli.common import add_db_option, db_path, terminal
+from traceladder.cli.common import add_db_option, db_path, seconds, terminal
 from traceladder.errors import UserError
 from traceladder.storage.db import open_store
 from traceladder.storage.query import QUERY_SURFACE, QueryResult, lock_down, run_query
 from traceladder.text import printable
 
 TABLE_ROWS = 1000  # the table view is for reading; --csv / --json stream every row
+DEFAULT_TIMEOUT_S = 300.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NAME=PATH",
         help="load a local .csv/.tsv/.parquet/.json/.jsonl file as table NAME (repeatable)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=seconds(),
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"stop the query after S seconds of work, with exit 2 (default {DEFAULT_TIMEOUT_S:g}; "
+        "time the output's reader takes does not count)",
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="print CSV")
@@ -83,7 +92,7 @@ def _note(text: str) -> None:
 def handle(args: argparse.Namespace) -> int:
     with open_store(db_path(args), read_only=True, say=_note) as store:
         lock_down(store, _files(args.file))
-        result = run_query(store, args.query)
+        result = run_query(store, args.query, timeout_s=args.timeout)
         if args.csv:
             writer = csv.writer(sys.stdout, lineterminator="\n")
             writer.writerow(result.columns)

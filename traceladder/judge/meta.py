@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from traceladder.errors import UserError
+from traceladder.files import jsonl_lines
 from traceladder.judge.rubric import Prompt, Rubric
 from traceladder.judge.trajectory import canonical_text
 
@@ -73,7 +74,7 @@ def load_meta(path: Path | None = None) -> list[MetaItem]:
     path = path or default_meta_path()
     items = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = jsonl_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read the meta-evaluation set {path}: {exc}") from None
     for n, line in enumerate(lines, 1):

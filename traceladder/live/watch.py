@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from traceladder.errors import StoreError
+from traceladder.errors import StoreBusy
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
 from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
 from traceladder.judge.phase import JudgeOptions
@@ -111,7 +111,13 @@ def watch(
     once: bool = False,
     stopping: Callable[[], bool] = lambda: False,
 ) -> WatchProgress:
-    """Poll until `stopping()` (or, with `once`, until nothing is due)."""
+    """Poll until `stopping()` (or, with `once`, until nothing is due).
+
+    A missing store is waited for (`serve` creates it). A store held by another process past the
+    lock wait (`StoreBusy`) is retried, except with `once`; every other `StoreError` — not a
+    store, another program's database, a newer schema, a damaged file — is raised at once: it
+    will not heal by polling, and `watch --once` must not exit 0 having judged nothing of it.
+    """
     progress = WatchProgress()
     waiting_said = False
     while not stopping():
@@ -125,7 +131,9 @@ def watch(
             continue
         try:
             summary = judge_due(db, options)
-        except StoreError as exc:  # held by a long command: the traces wait safely
+        except StoreBusy as exc:  # held by a long command: the traces wait safely
+            if once:  # nothing was judged: `watch --once && …` must not pass
+                raise
             say(f"store busy, retrying: {exc}")
             summary = None
         if summary is None or summary.units == 0:

@@ -1,8 +1,9 @@
 """The DuckDB span store: one connection per process, serialised by a lock, migrated on open.
 
 DuckDB allows one writing process per file. Opening a file another process holds gives a one-line
-`StoreError` that says so and what to do, never a lock traceback. So does every other reason a
-file cannot serve as our store: another program's database (we never add our tables to it), a
+`StoreBusy` that says so and what to do, never a lock traceback. Every other reason a file cannot
+serve as our store is a `StoreError`: not a regular file (a FIFO would block the open forever), a
+file cut short (`store_file.py`), another program's database (we never add our tables to it), a
 store from a newer traceladder, a damaged migration record, a corrupt or unwritable file.
 """
 
@@ -21,8 +22,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from traceladder.errors import StoreError, first_line
+from traceladder.errors import StoreBusy, StoreError, first_line
 from traceladder.storage.migrations import MIGRATIONS
+from traceladder.storage.store_file import blocks_past_end, check_blocks_present, check_store_path, damaged
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +48,21 @@ class Store:
         self.path = Path(path)
         self.read_only = read_only
         self.lock = threading.RLock()
-        if self.path.is_dir():
-            raise StoreError(f"{self.path} is a directory; pass --db with a file path")
+        check_store_path(self.path)
         if read_only and not self.path.exists():
             raise StoreError(f"no store at {self.path}; run `traceladder run` first or pass --db")
-        self.conn = _connect(self.path, read_only, lock_wait() if lock_timeout is None else lock_timeout)
+        past_end = blocks_past_end(self.path)
         try:
+            self.conn = _connect(self.path, read_only, lock_wait() if lock_timeout is None else lock_timeout)
+        except StoreBusy:
+            raise
+        except StoreError:  # DuckDB could not even read its catalog: it lay past the end
+            if past_end:
+                raise StoreError(damaged(self.path, f"{past_end:,} of its blocks are missing")) from None
+            raise
+        try:
+            if past_end:
+                check_blocks_present(self.conn, self.path)
             self._open()
         except duckdb.Error as exc:
             self.conn.close()

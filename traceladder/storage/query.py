@@ -6,12 +6,19 @@ So the connection is opened read-only (no table can change), then DuckDB's own c
 and locked: `enable_external_access = false` (no file, network or extension access of any kind)
 and `lock_configuration = true` (no `SET` can undo it). Local files a user wants to join with are
 read *before* the lock, into temporary tables (`--file NAME=PATH`), so no path stays reachable.
+
+A query has a time budget (`QueryBudget`): a recursive CTE without an end would otherwise run
+until killed. A timer thread calls DuckDB's `interrupt()` when the budget is spent; DuckDB checks
+for it between chunks of work, so the query stops within moments of it.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,8 +93,54 @@ def lock_down(store: Store, files: Mapping[str, Path] | None = None) -> None:
     store.execute("SET lock_configuration = true")
 
 
-def run_query(store: Store, sql: str) -> QueryResult:
-    """Run one statement on a locked-down connection; `UserError` with one line on any error.
+class QueryBudget:
+    """Seconds of DuckDB work one query may take (None: no limit), counted only while DuckDB runs
+    (executing, fetching the next chunk), not while the output's reader is slow to take rows.
+
+    `running()` arms a timer for what is left; when it fires, the connection's query is
+    interrupted and the call raises `UserError` ("query interrupted after S s (--timeout)").
+    """
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, seconds: float | None) -> None:
+        self.conn = conn
+        self.seconds = seconds
+        self.left = seconds
+        self.expired = False
+
+    def error(self) -> UserError:
+        return UserError(f"query interrupted after {self.seconds:g} s (--timeout)")
+
+    def _interrupt(self) -> None:
+        self.expired = True
+        self.conn.interrupt()  # thread-safe; never take the store's lock here (the query holds it)
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        if self.left is None:
+            yield
+            return
+        if self.left <= 0:
+            raise self.error()
+        timer = threading.Timer(self.left, self._interrupt)
+        timer.daemon = True
+        started = time.monotonic()
+        timer.start()
+        try:
+            yield
+        except duckdb.InterruptException:
+            if self.expired:
+                raise self.error() from None
+            raise
+        finally:
+            timer.cancel()
+            self.left -= time.monotonic() - started
+            if self.expired:  # fired as the call returned: the budget is spent all the same
+                self.left = 0.0
+
+
+def run_query(store: Store, sql: str, *, timeout_s: float | None = None) -> QueryResult:
+    """Run one statement on a locked-down connection; `UserError` with one line on any error,
+    and when the query's DuckDB time passes `timeout_s` (see `QueryBudget`).
 
     Rows come back in chunks of `FETCH_ROWS` as the caller consumes them.
     """
@@ -97,8 +150,9 @@ def run_query(store: Store, sql: str) -> QueryResult:
         raise UserError(f"SQL error: {first_line(exc)}") from None
     if len(statements) != 1:
         raise UserError(f"run one statement at a time (got {len(statements)})")
+    budget = QueryBudget(store.conn, timeout_s)
     try:
-        with store.lock:
+        with store.lock, budget.running():
             cursor = store.conn.execute(sql)
             columns = [d[0] for d in cursor.description or []]
             first = cursor.fetchmany(FETCH_ROWS) if cursor.description else []
@@ -112,7 +166,7 @@ def run_query(store: Store, sql: str) -> QueryResult:
             if len(chunk) < FETCH_ROWS:
                 return
             try:
-                with store.lock:
+                with store.lock, budget.running():
                     chunk = cursor.fetchmany(FETCH_ROWS)
             except duckdb.Error as exc:
                 raise UserError(f"SQL error while reading results: {first_line(exc)}") from None
