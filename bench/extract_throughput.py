@@ -8,6 +8,12 @@
   endless-loop faults run to 60 steps for long traces (or `--db` to read an existing store).
 
     python bench/extract_throughput.py [--copies 300] [--db PATH] [--repeat 5]
+    python bench/extract_throughput.py --against 46f7548 [--copies 100]   # before/after, one run
+
+`--against REF` measures the captures (tests/fixtures/producers and tests/fixtures/frameworks)
+with this checkout's extraction and with REF's (a temporary `git worktree`), alternating A B A B
+in one run, and prints each side's best µs per span and the ratio (machines are noisy: only the
+ratio within one run means anything).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from traceladder.otlp import decode_logs, decode_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCERS = ROOT / "tests" / "fixtures" / "producers"
+FRAMEWORKS = ROOT / "tests" / "fixtures" / "frameworks"
 PROTOBUF = "application/x-protobuf"
 
 
@@ -174,6 +181,72 @@ def suite(db: Path | None, repeat: int) -> None:
         )
 
 
+def capture_traces(copies: int) -> dict[str, tuple[list[tuple[list[SpanView], list[LogView]]], int]]:
+    """Every capture (plain clients and frameworks) from its Collector JSON lines, `copies` times
+    with fresh ids: producer → (traces, spans)."""
+    out: dict[str, tuple[list[tuple[list[SpanView], list[LogView]]], int]] = {}
+    for root in (PRODUCERS, FRAMEWORKS):
+        for scenario in sorted(root.glob("*/*")):
+            spans: list[SpanView] = []
+            logs: list[LogView] = []
+            for signal in ("traces", "logs"):
+                path = scenario / f"collector-{signal}.jsonl"
+                for line in path.read_text().splitlines() if path.exists() else []:
+                    if signal == "traces":
+                        spans += views(decode_traces(line.encode(), "application/json").table, None)[0]
+                    else:
+                        logs += views(None, decode_logs(line.encode(), "application/json").table)[1]
+            traces, n = out.get(scenario.parent.name, ([], 0))
+            traces += [fresh_copy(spans, logs, i) for i in range(copies)]
+            out[scenario.parent.name] = (traces, n + len(spans) * copies)
+    return out
+
+
+def emit(copies: int, repeat: int) -> None:
+    """One side of `--against`: µs per span per producer, as JSON on stdout."""
+    import traceladder
+
+    found = capture_traces(copies)
+    timings = {
+        name: best_of(repeat, partial(extract_all, traces)) / n * 1e6 for name, (traces, n) in found.items()
+    }
+    print(json.dumps({"module": traceladder.__file__, "us_per_span": timings}))
+
+
+def against(ref: str, copies: int, repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "ref"
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), ref], cwd=ROOT, check=True,
+                       capture_output=True)  # fmt: skip
+        try:
+            sides: dict[str, list[dict[str, float]]] = {"this": [], ref: []}
+            for _ in range(2):
+                for label, path in (("this", ROOT), (ref, tree)):
+                    out = subprocess.run(
+                        [sys.executable, __file__, "--emit", "--copies", str(copies), "--repeat", str(repeat)],
+                        env={**__import__("os").environ, "PYTHONPATH": str(path)}, cwd=path,
+                        check=True, capture_output=True, text=True,
+                    ).stdout  # fmt: skip
+                    result = json.loads(out)
+                    assert result["module"].startswith(str(path)), result["module"]
+                    sides[label].append(result["us_per_span"])
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
+    print(f"extraction before/after in one run: this checkout vs {ref}, best µs/span of 2 alternating runs")
+    print(f"  {'producer':30} {ref[:12]:>12} {'this':>8} {'ratio':>7}")
+    total_old = total_new = 0.0
+    for name in sorted(sides["this"][0]):
+        old = (
+            min(s[name] for s in sides[ref] if name in s)
+            if any(name in s for s in sides[ref])
+            else float("nan")
+        )
+        new = min(s[name] for s in sides["this"])
+        total_old, total_new = total_old + old, total_new + new
+        print(f"  {name:30} {old:>12.1f} {new:>8.1f} {new / old:>7.2f}")
+    print(f"  {'sum':30} {total_old:>12.1f} {total_new:>8.1f} {total_new / total_old:>7.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--copies", type=int, default=300)
@@ -181,7 +254,15 @@ def main() -> None:
     parser.add_argument(
         "--db", type=Path, help="read our traces from this store instead of running the suite"
     )
+    parser.add_argument("--against", metavar="REF", help="compare with another commit's extraction")
+    parser.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.emit:
+        emit(args.copies, args.repeat)
+        return
+    if args.against:
+        against(args.against, args.copies, args.repeat)
+        return
     producers(args.copies, args.repeat)
     suite(args.db, args.repeat)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import psutil
 import pyarrow as pa
+from traceladder.storage.normalize import tool_columns
 from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
 from traceladder.cases import load_cases
@@ -32,7 +33,6 @@ from traceladder.sources.clickhouse import parse_clickhouse
 from traceladder.sources.parquet import ParquetSource, export_parquet
 from traceladder.sources.store import StoreSource
 from traceladder.storage import Store
-from traceladder.storage.normalize import tool_columns
 from traceladder.storage.spans import SPAN_SCHEMA
 from traceladder.storage.writes import write_batch
 

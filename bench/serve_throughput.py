@@ -40,9 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import otlp_workload  # noqa: E402
+from traceladder.storage.normalize import tool_columns  # noqa: E402
 
 from traceladder.storage.db import Store  # noqa: E402
-from traceladder.storage.normalize import tool_columns  # noqa: E402
 from traceladder.storage.spans import SPAN_SCHEMA  # noqa: E402
 from traceladder.storage.writes import write_batch  # noqa: E402
 

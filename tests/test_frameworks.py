@@ -71,7 +71,9 @@ def traces(fixture: str) -> list[tuple[list[ExtractedCall], list[ToolDefinition]
     start = {t: min(s.start_ns for s in found) for t, found in by_trace.items()}
     out = []
     for trace in sorted(by_trace, key=lambda t: start[t]):
-        found = extract_trace(by_trace[trace], [r for r in logs if r.span_id in {s.span_id for s in by_trace[trace]}])
+        found = extract_trace(
+            by_trace[trace], [r for r in logs if r.span_id in {s.span_id for s in by_trace[trace]}]
+        )
         out.append((found.calls, found.definitions))
     return out
 
@@ -157,7 +159,11 @@ def test_a_bad_call_is_never_a_pass_and_a_clean_chain_never_fails_rung_1(tmp_pat
         scenario = fixture.split("/")[1].rsplit("-", 1)[0]
         for tool, call_id, arguments in sent(fixture):
             trace = by_call.get((call_id, arguments))
-            if trace is None or scenario not in ("invalid_json", "schema_violation") or not _bad(tool, arguments):
+            if (
+                trace is None
+                or scenario not in ("invalid_json", "schema_violation")
+                or not _bad(tool, arguments)
+            ):
                 continue
             assert verdicts[trace]["verdict"] != "PASS", (fixture, tool, arguments)
         if scenario == "chain":
@@ -175,3 +181,17 @@ def _bad(tool: str, arguments: str) -> bool:
     if not isinstance(value, dict):
         return True
     return tool == "book_table" and not isinstance(value.get("party_size"), int) or value == {}
+
+
+@pytest.mark.parametrize("fixture", ["pydantic-ai/invalid_json-plain", "langgraph-openllmetry/chain-plain"])
+def test_without_the_responses_a_tool_span_gives_the_arguments_never_its_envelope(fixture):
+    """The chat spans dropped (sampling, a lost batch): the calls come from the tool spans alone,
+    and what they carry is unwrapped — pydantic-ai's {"INVALID_JSON": text}, LangChain's callback
+    payload — to the arguments the model sent."""
+    spans, logs = decode(_bodies(fixture, "traces"), _bodies(fixture, "logs"))
+    tools_only = [s for s in spans if s.attributes.get("gen_ai.operation.name") != "chat"]
+    calls = extract_trace(tools_only, logs).calls
+    want = {(name, arguments) for name, _, arguments in sent(fixture)}
+    got = {(c.tool_name, c.arguments_raw) for c in calls if c.origin == "tool_span"}
+    canonical = {(n, json.dumps(json.loads(a), sort_keys=True)) if _bad(n, a) is False else (n, a) for n, a in want}
+    assert {(n, json.dumps(json.loads(a), sort_keys=True)) if _bad(n, a) is False else (n, a) for n, a in got} == canonical

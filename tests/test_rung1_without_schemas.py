@@ -47,14 +47,20 @@ def test_an_invalid_json_call_fails_rung_1_with_or_without_definitions(tmp_path,
     assert verdict == {"verdict": "FAIL", "settled_at": 1}
     findings = sql(db, "SELECT code, tool, actual FROM findings WHERE rung = 1")
     assert findings == [
-        {"code": "PARAM_WRONG_FORMAT", "tool": broken[0]["name"], "actual": json.dumps(broken[0]["arguments_raw"])}
+        {
+            "code": "PARAM_WRONG_FORMAT",
+            "tool": broken[0]["name"],
+            "actual": json.dumps(broken[0]["arguments_raw"]),
+        }
     ]
 
 
 def test_definitions_without_a_schema_leave_rung_1_not_evaluated_never_valid(tmp_path):
     # openai-v2's execute_tool spans describe their tools (gen_ai.tool.description) without a
     # parameters schema; the trace records no tool list a request sent.
-    fixture = next(p for p in scenarios() if p.parent.name == "otel-openai-v2-default" and p.name == "parallel")
+    fixture = next(
+        p for p in scenarios() if p.parent.name == "otel-openai-v2-default" and p.name == "parallel"
+    )
     db = ingest_and_evaluate(tmp_path, fixture)
     offered = sql(db, "SELECT DISTINCT offered, parameters IS NULL AS no_schema FROM tool_definitions")
     assert offered == [{"offered": False, "no_schema": True}]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from traceladder.conventions import otel_genai as og
 from traceladder.conventions import registry
-from traceladder.conventions.base import LLM, TOOL, Convention
+from traceladder.conventions.base import LLM, TOOL
 from traceladder.conventions.definitions import request_lists, tool_span_list
 from traceladder.conventions.events import Events, span_events
 from traceladder.conventions.sources import (
@@ -38,12 +38,13 @@ class Collected:
     definitions: list[DefinitionEntry]
 
 
-def _read_llm_span(span: SpanView, llm: LLMSpan, conventions: tuple[Convention, ...]) -> None:
+def _read_llm_span(span: SpanView, llm: LLMSpan) -> None:
     """Every convention's response calls (small) and input histories (lazy loaders)."""
-    for convention in conventions:
+    for convention in registry.implementing("response_calls"):
         calls = convention.response_calls(span)
         if calls:
             llm.outputs.append(ResponseOutput(calls, RESPONSE))
+    for convention in registry.implementing("histories"):
         llm.histories.extend(convention.histories(span))
 
 
@@ -81,23 +82,24 @@ class _Collector:
         if not span.events and span.attributes.keys().isdisjoint(self.markers):
             return
         start = span.start_ns or 0
-        found = request_lists(span, self.conventions)
-        decided = registry.role_of(span)
+        found = request_lists(span, registry.implementing("request_definitions"))
+        decided = registry.role_of(span, self.conventions)
         role, convention = decided if decided is not None else (None, None)
         execution = convention.execution(span) if role == TOOL and convention is not None else None
-        for other in self.conventions if execution is not None else ():
-            execution = other.refine_execution(span, execution)
-        carried = [call for c in self.conventions for call in c.carried_calls(span)]
+        if execution is not None:
+            for other in registry.implementing("refine_execution"):
+                execution = other.refine_execution(span, execution)
+        carried = [call for c in registry.implementing("carried_calls") for call in c.carried_calls(span)]
         if carried:
             self.carried[span.span_id] = carried
         if execution is not None and convention is not None:
             self.executions.append(execution)
-            found.append(tool_span_list(self.conventions, span))
+            found.append(tool_span_list(registry.implementing("tool_definition"), span))
         elif role == LLM or (role is None and span.events and span_events(span, start)):
             llm = self.llm_spans[span.span_id] = LLMSpan(
                 span.span_id, span.span_id, start, start, span.end_ns, span.parent_span_id
             )
-            _read_llm_span(span, llm, self.conventions)
+            _read_llm_span(span, llm)
             if span.events:
                 events = Events()
                 for name, fields, time_ns in span_events(span, start):

@@ -57,7 +57,11 @@ class Events:
             position = position if isinstance(position, int) and not isinstance(position, bool) else _LAST
             raw = payload.get("message")
             message = as_dict(raw)
-            calls = og.message_calls(message, record_id) if message is not None else og.block_calls(raw, record_id)
+            calls = (
+                og.message_calls(message, record_id)
+                if message is not None
+                else og.block_calls(raw, record_id)
+            )
             self.choices.append((position, time_ns, rid, calls))
         elif name == og.ASSISTANT_MESSAGE:
             calls = og.message_calls(og.event_payload(body, attrs), record_id)
@@ -66,7 +70,9 @@ class Events:
         elif name == og.TOOL_MESSAGE:
             payload = og.event_payload(body, attrs)
             blocks = og.block_results(payload.get("content"), record_id)
-            for result in blocks or [ToolResult(name_text(payload.get("id")), text(payload.get("content")), record_id)]:
+            for result in blocks or [
+                ToolResult(name_text(payload.get("id")), text(payload.get("content")), record_id)
+            ]:
                 self.messages.append((time_ns, rid, result))
         elif name == og.OPERATION_DETAILS:
             inputs = og.details_value(body, attrs, og.INPUT_MESSAGES)

@@ -122,7 +122,9 @@ class Histories:
             call.found_on = llm.span_id
         bisect.insort(self.slots, slot, key=lambda s: s.key)
 
-    def _later_virtual(self, unmatched: list[tuple[int, Turn, tuple[int, str]]], llm: LLMSpan) -> dict[int, Slot]:
+    def _later_virtual(
+        self, unmatched: list[tuple[int, Turn, tuple[int, str]]], llm: LLMSpan
+    ) -> dict[int, Slot]:
         """History-only turns of later requests that this earlier history shows too. A history
         repeats every turn before it, so this one's turns are a prefix of a later one's: match in
         order, earliest first, each turn once (calls without ids are told apart by position)."""

@@ -76,7 +76,9 @@ def _aligned(outputs: list[ResponseOutput]) -> list[list[tuple[int, Sighting]]]:
     return merged
 
 
-def _same_call(merged: list[list[tuple[int, Sighting]]], seen: Sighting, taken: set[int], j: int) -> int | None:
+def _same_call(
+    merged: list[list[tuple[int, Sighting]]], seen: Sighting, taken: set[int], j: int
+) -> int | None:
     free = [k for k in range(len(merged)) if k not in taken]
     if seen.call_id is not None:
         for k in free:
@@ -101,7 +103,9 @@ def _same_call(merged: list[list[tuple[int, Sighting]]], seen: Sighting, taken: 
 def _slot(llm: LLMSpan, outputs: list, turn: int, slots: list[Slot]) -> Slot:
     anchor = llm.anchor
     calls = [
-        Call((anchor[0], anchor[1], PHASE_RESPONSE, 0, "", j), sightings, response=llm, turn=turn, call_index=j)
+        Call(
+            (anchor[0], anchor[1], PHASE_RESPONSE, 0, "", j), sightings, response=llm, turn=turn, call_index=j
+        )
         for j, sightings in enumerate(_aligned(outputs))
     ]
     slot = Slot((anchor[0], anchor[1], PHASE_RESPONSE, 0, "", 0), calls, False, anchor=anchor)

@@ -18,8 +18,8 @@ from traceladder.conventions.sources import (
     REQUEST,
     DefinitionList,
     DefinitionSource,
-    History,
     Execution,
+    History,
     Message,
     Sighting,
     ToolResult,
@@ -124,8 +124,14 @@ def block_calls(blocks: Any, record_id: str | None) -> list[Sighting]:
         if use is not None:
             args = use.get("input", ABSENT)
             out.append(
-                sighting(name_text(use.get("name")), name_text(use.get("toolUseId")), args,
-                         args_rank_of(args, ARGS_EVENT), OTEL_GENAI, record_id)  # fmt: skip
+                sighting(
+                    name_text(use.get("name")),
+                    name_text(use.get("toolUseId")),
+                    args,
+                    args_rank_of(args, ARGS_EVENT),
+                    OTEL_GENAI,
+                    record_id,
+                )  # fmt: skip
             )
     return out
 
@@ -136,7 +142,9 @@ def block_results(blocks: Any, record_id: str | None) -> list[ToolResult]:
     for block in as_list(blocks) or ():
         result = as_dict(block.get("toolResult")) if isinstance(block, dict) else None
         if result is not None:
-            out.append(ToolResult(name_text(result.get("toolUseId")), blocks_text(result.get("content")), record_id))
+            out.append(
+                ToolResult(name_text(result.get("toolUseId")), blocks_text(result.get("content")), record_id)
+            )
     return out
 
 

@@ -33,6 +33,7 @@ _BUILTIN = (
     "traceladder.conventions.frameworks.langchain",
     "traceladder.conventions.frameworks.strands",
     "traceladder.conventions.frameworks.google_adk",
+    "traceladder.conventions.frameworks.pydantic_ai",
 )
 
 
@@ -49,7 +50,9 @@ def _plugins(names: str) -> list[Convention]:
             obj = ep.load()
             convention = obj() if isinstance(obj, type) else obj
         except Exception as exc:  # a broken plug-in is a configuration problem, said in one line
-            raise UserError(f"convention {name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}") from None
+            raise UserError(
+                f"convention {name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
+            ) from None
         if not isinstance(convention, Convention):
             raise UserError(f"convention {name!r} ({ep.value}) is not a traceladder Convention")
         out.append(convention)
@@ -67,13 +70,32 @@ def conventions() -> tuple[Convention, ...]:
     return _load(os.environ.get(ENV, ""))
 
 
+def implementing(hook: str) -> tuple[Convention, ...]:
+    """The conventions in force that override `hook` (a `Convention` method), in precedence order:
+    the extraction asks only these, so a framework's hook costs nothing on other spans."""
+    return _implementing(os.environ.get(ENV, ""), hook)
+
+
+@cache
+def _implementing(names: str, hook: str) -> tuple[Convention, ...]:
+    base = getattr(Convention, hook)
+    return tuple(c for c in _load(names) if getattr(type(c), hook) is not base)
+
+
 def markers() -> frozenset[str]:
-    return frozenset().union(*(c.markers for c in conventions()))
+    """Every convention's marker attributes (a span with none of them is not read)."""
+    return _markers(os.environ.get(ENV, ""))
 
 
-def role_of(span: SpanView) -> tuple[Role, Convention] | None:
-    """The role of a span and the convention that decided it, or None when none knows it."""
-    found = conventions()
+@cache
+def _markers(names: str) -> frozenset[str]:
+    return frozenset().union(*(c.markers for c in _load(names)))
+
+
+def role_of(span: SpanView, found: tuple[Convention, ...] | None = None) -> tuple[Role, Convention] | None:
+    """The role of a span and the convention that decided it, or None when none knows it
+    (`found`: the conventions in force, when the caller already has them)."""
+    found = found if found is not None else conventions()
     for convention in found:
         role = convention.role(span)
         if role is not None:
@@ -90,7 +112,9 @@ def role_sql(alias: str = "") -> str:
     as `role_of` decides it: every convention's strong rule in precedence order, then the weak
     ones. `alias` prefixes the columns (e.g. "s" for `s.attributes`)."""
     found = conventions()
-    parts = [c.role_sql for c in found if c.role_sql] + [c.fallback_role_sql for c in found if c.fallback_role_sql]
+    parts = [c.role_sql for c in found if c.role_sql] + [
+        c.fallback_role_sql for c in found if c.fallback_role_sql
+    ]
     return _qualified(f"coalesce({', '.join(parts)})" if parts else "NULL", alias)
 
 

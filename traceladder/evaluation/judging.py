@@ -18,7 +18,13 @@ from traceladder.judge.phase import JudgeOptions, PhaseResult, Survivor, judge_s
 from traceladder.judge.trajectory import TrajectoryCall
 from traceladder.storage.conversations import Exchange, read_exchanges
 from traceladder.storage.db import Store
-from traceladder.storage.readers import Definitions, UnitRow, read_call_table, read_definition_sets, unit_order
+from traceladder.storage.readers import (
+    Definitions,
+    UnitRow,
+    read_call_table,
+    read_definition_sets,
+    unit_order,
+)
 from traceladder.storage.results import ResultTables
 
 

@@ -218,7 +218,11 @@ class SchemaRegistry:
 
 
 def _rebuild(
-    schemas: Mapping[str, Mapping[str, Any]], source: str, trusted: bool, unreadable: frozenset[str], complete: bool
+    schemas: Mapping[str, Mapping[str, Any]],
+    source: str,
+    trusted: bool,
+    unreadable: frozenset[str],
+    complete: bool,
 ) -> SchemaRegistry:
     return SchemaRegistry(schemas, source, trusted, unreadable=unreadable, complete=complete)
 
@@ -280,7 +284,9 @@ def check_shapes(calls: Sequence[Call], why: str) -> RungResult:
     if not bad:
         return RungResult(NUMBER, NAME, "not_evaluated", {}, explanation=f"not evaluated: {why}")
     checks = tuple(
-        CallCheck("invalid", actual_ordinal=c.ordinal, actual_tool=c.name, code="PARAM_WRONG_FORMAT", message=p)
+        CallCheck(
+            "invalid", actual_ordinal=c.ordinal, actual_tool=c.name, code="PARAM_WRONG_FORMAT", message=p
+        )
         for c, p in bad
     )
     findings = tuple(
@@ -301,7 +307,9 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
         except Uncheckable as exc:  # a captured schema no one can check this call against: no verdict
             shape = format_problem(call)
             code, message, errors = (
-                ("PARAM_WRONG_FORMAT", shape, ()) if shape else (NO_SCHEMA, f"not evaluated: {call.name}: {exc}", ())
+                ("PARAM_WRONG_FORMAT", shape, ())
+                if shape
+                else (NO_SCHEMA, f"not evaluated: {call.name}: {exc}", ())
             )
             uncheckable = uncheckable or message
         if code == NO_SCHEMA:
@@ -347,8 +355,9 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
     elif uncheckable is not None and len(unchecked) == 1:
         explanation = uncheckable
     else:  # a call that could not be checked is never passed by default
-        explanation = f"not evaluated: {len(unchecked)} of {len(checks)} calls could not be checked: " + "; ".join(
-            m.removeprefix("not evaluated: ") for m in dict.fromkeys(unchecked)
+        explanation = (
+            f"not evaluated: {len(unchecked)} of {len(checks)} calls could not be checked: "
+            + "; ".join(m.removeprefix("not evaluated: ") for m in dict.fromkeys(unchecked))
         )
     if status == "not_evaluated":
         return RungResult(NUMBER, NAME, status, {}, tuple(checks), (), explanation)

@@ -18,6 +18,7 @@ from google.protobuf.message import DecodeError as ProtobufError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from traceladder.conventions.columns import tool_columns
 from traceladder.otlp.rows import (
     KIND_NAMES,
     LOG_SCHEMA,
@@ -28,7 +29,6 @@ from traceladder.otlp.rows import (
     Rejected,
 )
 from traceladder.otlp.values import any_value, attributes, dumps, json_column
-from traceladder.conventions.columns import tool_columns
 
 # (resource, scope, item) index → a reason found before parsing (the JSON path's bad ids)
 Overrides = dict[tuple[int, int, int], str]

@@ -31,6 +31,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from traceladder.conventions.columns import tool_columns
+from traceladder.conventions.registry import tool_json_markers
 from traceladder.otlp.otlp_json import json_id
 from traceladder.otlp.rows import (
     KIND_NAMES,
@@ -42,8 +44,6 @@ from traceladder.otlp.rows import (
     Rejected,
 )
 from traceladder.otlp.values import dumps, finite, loads
-from traceladder.conventions.columns import tool_columns
-from traceladder.conventions.registry import tool_json_markers
 
 _DEEP_KEY = "\x00traceladder.deep-anyvalue"
 _DEEP_KEY_JSON = "\\u0000traceladder.deep-anyvalue"

@@ -53,7 +53,9 @@ def read_exchanges(store: Store, trace_ids: Sequence[str]) -> dict[str, Exchange
             ).fetchall()
         )
         llm: dict[str, list[dict[str, object]]] = {}
-        for trace_id, attributes in conn.execute(_LLM_SPANS.replace("{llm_spans}", llm_span_sql())).fetchall():
+        for trace_id, attributes in conn.execute(
+            _LLM_SPANS.replace("{llm_spans}", llm_span_sql())
+        ).fetchall():
             try:
                 parsed = json.loads(attributes) if attributes else {}
             except ValueError:

@@ -37,10 +37,6 @@ _HOLDER = re.compile(r"PID (\d+)")
 ACTIVE_RUNS: set[str] = set()
 
 
-class StoreBusy(StoreError):
-    """Another process held the store for longer than this one would wait."""
-
-
 class Store:
     """A migrated DuckDB file. All access goes through `lock`; use one `Store` per process."""
 

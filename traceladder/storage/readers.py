@@ -142,7 +142,9 @@ def read_definition_sets(store: Store, keys: Iterable[str]) -> dict[str, Definit
         return {}
     with store.registered("wanted_keys", wanted) as conn:
         rows = conn.execute(_DEFINITION_SETS).fetchall()
-    return {key: tuple((name, parameters, offered) for name, parameters, offered in found) for key, found in rows}
+    return {
+        key: tuple((name, parameters, offered) for name, parameters, offered in found) for key, found in rows
+    }
 
 
 def read_call_table(store: Store, trace_ids: Sequence[str]) -> pa.Table:

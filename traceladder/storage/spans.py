@@ -14,8 +14,8 @@ import pyarrow as pa
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
-from traceladder.otlp.rows import TRACE_SCHEMA
 from traceladder.conventions.columns import tool_columns
+from traceladder.otlp.rows import TRACE_SCHEMA
 from traceladder.text import utf8_deep
 
 # A stored span: the decoded OTLP row (traceladder.otlp.rows) plus where it came from.

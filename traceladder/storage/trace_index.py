@@ -10,7 +10,6 @@ writer's transaction, on the traces registered as `affected_traces`.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-
 from functools import cache
 
 import duckdb

@@ -28,9 +28,18 @@ class ToyFramework(Convention):
         attrs: dict[str, Any] = span.attributes
         args = attrs.get("toy.args", ABSENT)
         return Execution(
-            span.span_id, span.parent_span_id, span.start_ns, span.end_ns, name_text(attrs.get("toy.tool")),
-            None, args, args_rank_of(args, ARGS_TOOL_SPAN), text(attrs.get("toy.result")),
-            span.status_code == "ERROR", None, self.name,
+            span.span_id,
+            span.parent_span_id,
+            span.start_ns,
+            span.end_ns,
+            name_text(attrs.get("toy.tool")),
+            None,
+            args,
+            args_rank_of(args, ARGS_TOOL_SPAN),
+            text(attrs.get("toy.result")),
+            span.status_code == "ERROR",
+            None,
+            self.name,
         )
 
 

@@ -27,7 +27,15 @@ from traceladder.conventions.sources import (
     Sighting,
     sighting,
 )
-from traceladder.conventions.values import ABSENT, ARGS_STRUCTURED, args_rank_of, as_dict, as_list, name_text, text
+from traceladder.conventions.values import (
+    ABSENT,
+    ARGS_STRUCTURED,
+    args_rank_of,
+    as_dict,
+    as_list,
+    name_text,
+    text,
+)
 from traceladder.conventions.views import SpanView
 
 SCOPE: Final = "gcp.vertex.agent"
@@ -68,6 +76,13 @@ def _definitions(request: dict[str, Any]) -> list[DefinitionSource]:
     return out
 
 
+def _text_of(parts: Any) -> str | None:
+    texts = [
+        p["text"] for p in as_list(parts) or () if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
+    return "".join(texts) or None
+
+
 def _parts(value: Any) -> list[dict[str, Any]]:
     content = as_dict((as_dict(value) or {}).get("content"))
     return [p for p in as_list((content or {}).get("parts")) or () if isinstance(p, dict)]
@@ -80,7 +95,8 @@ class GoogleADK(Convention):
     role_sql = (
         f"CASE WHEN {{scope_name}} = '{SCOPE}' AND json_exists({{attributes}}, '$.\"{RESPONSE_ATTR}\"')"
         f" AND {{attributes}}->>'$.\"{og.OPERATION}\"' IS NULL THEN 'llm'"
-        f" WHEN {{scope_name}} = '{SCOPE}' AND {{attributes}}->>'$.\"{og.TOOL_NAME}\"' = '{MERGED}' THEN 'other' END"
+        f" WHEN {{scope_name}} = '{SCOPE}'"
+        f" AND {{attributes}}->>'$.\"{og.TOOL_NAME}\"' = '{MERGED}' THEN 'other' END"
     )
 
     def role(self, span: SpanView) -> Role | None:
@@ -115,24 +131,23 @@ class GoogleADK(Convention):
         attrs = span.attributes
         args = as_dict(attrs.get("gcp.vertex.agent.tool_call_args"))
         response = as_dict(attrs.get("gcp.vertex.agent.tool_response"))
-        result = text(response.get("result")) if response is not None and "result" in response else execution.result
-        return replace(
-            execution, args=args if args is not None else execution.args,
-            args_rank=ARGS_STRUCTURED if args is not None else execution.args_rank, result=result, _canon=None,
-        )  # fmt: skip
+        result = (
+            text(response.get("result"))
+            if response is not None and "result" in response
+            else execution.result
+        )
+        if args is None:
+            return replace(execution, result=result)
+        return replace(execution, args=args, args_rank=ARGS_STRUCTURED, result=result, _canon=None)
 
     def messages(self, attrs: dict[str, Any], side: Side) -> Messages:
         if side == "in":
             request = as_dict(attrs.get(REQUEST_ATTR)) or {}
-            return [
-                (text(c.get("role")), "".join(p["text"] for p in as_list(c.get("parts")) or ()
-                                              if isinstance(p, dict) and isinstance(p.get("text"), str)) or None)
-                for c in (as_dict(x) or {} for x in as_list(request.get("contents")) or ())
-            ]  # fmt: skip
+            contents = (as_dict(x) or {} for x in as_list(request.get("contents")) or ())
+            return [(text(c.get("role")), _text_of(c.get("parts"))) for c in contents]
         if RESPONSE_ATTR not in attrs:
             return []
-        texts = [p["text"] for p in _parts(attrs[RESPONSE_ATTR]) if isinstance(p.get("text"), str)]
-        return [("assistant", "".join(texts) or None)]
+        return [("assistant", _text_of(_parts(attrs[RESPONSE_ATTR])))]
 
 
 CONVENTION = GoogleADK()

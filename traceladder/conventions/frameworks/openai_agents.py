@@ -21,7 +21,15 @@ from traceladder.conventions.base import Convention, Messages, Side
 from traceladder.conventions.openinference import OUTPUT_FIRST, OUTPUT_FIRST_CALL
 from traceladder.conventions.otel_genai import OUTPUT_MESSAGES, openai_calls
 from traceladder.conventions.sources import Sighting, sighting
-from traceladder.conventions.values import ARGS_EVENT, ABSENT, args_rank_of, as_dict, as_list, loads, name_text
+from traceladder.conventions.values import (
+    ABSENT,
+    ARGS_EVENT,
+    args_rank_of,
+    as_dict,
+    as_list,
+    loads,
+    name_text,
+)
 from traceladder.conventions.views import SpanView
 
 OPENINFERENCE_SCOPE: Final = "openinference.instrumentation.openai_agents"
@@ -40,8 +48,12 @@ def response_items(response: Any) -> list[Sighting]:
                 args = part.get("arguments", ABSENT)
                 out.append(
                     sighting(
-                        name_text(part.get("name")), name_text(part.get("call_id")), args,
-                        args_rank_of(args, ARGS_EVENT), NAME, None,
+                        name_text(part.get("name")),
+                        name_text(part.get("call_id")),
+                        args,
+                        args_rank_of(args, ARGS_EVENT),
+                        NAME,
+                        None,
                     )  # fmt: skip
                 )
     return out

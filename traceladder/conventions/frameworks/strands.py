@@ -30,7 +30,11 @@ NAME: Final = "strands"
 
 def _event(span: SpanView, name: str) -> dict[str, Any] | None:
     for event in span.events or ():
-        if isinstance(event, dict) and event.get("name") == name and isinstance(event.get("attributes"), dict):
+        if (
+            isinstance(event, dict)
+            and event.get("name") == name
+            and isinstance(event.get("attributes"), dict)
+        ):
             return event["attributes"]
     return None
 
