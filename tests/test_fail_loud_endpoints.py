@@ -29,7 +29,12 @@ OR_SECRET = "sk-or-test-0penr0uter-key"
 SIX = ["fc-d1-001", "fc-d1-002", "fc-d1-003", "fc-d1-004", "fc-d1-005", "fc-d2-001"]
 DEAD = "http://127.0.0.1:9"  # nothing listens on the discard port
 GUARD = {"HTTP_PROXY": DEAD, "HTTPS_PROXY": DEAD, "NO_PROXY": "127.0.0.1,localhost"}
-NO_KEYS = {"OPENAI_API_KEY": "", "OPENROUTER_API_KEY": "", "OPENAI_BASE_URL": "", "TRACELADDER_JUDGE_API_KEY": ""}
+NO_KEYS = {
+    "OPENAI_API_KEY": "",
+    "OPENROUTER_API_KEY": "",
+    "OPENAI_BASE_URL": "",
+    "TRACELADDER_JUDGE_API_KEY": "",
+}
 
 
 def env(**extra: str) -> dict[str, str]:
@@ -162,12 +167,16 @@ def test_a_chat_404_before_any_case_worked_stops_the_run_and_resume_finishes_it(
         resumed = cli("run", "--resume", run_id, "--base-url", url, "--db", str(db), "--no-report",
                       env=env(), timeout=120)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
-    assert query(db, "SELECT case_id, agent_status FROM case_runs ORDER BY 1") == [(c, "ok") for c in sorted(SIX)]
+    assert query(db, "SELECT case_id, agent_status FROM case_runs ORDER BY 1") == [
+        (c, "ok") for c in sorted(SIX)
+    ]
 
 
 def _fails_after_first(instruction: str):
     """The case with this instruction is answered; every other request gets 503."""
-    return lambda body: None if body["messages"][1]["content"] == instruction else Reply(status=503, body=b"{}")
+    return lambda body: (
+        None if body["messages"][1]["content"] == instruction else Reply(status=503, body=b"{}")
+    )
 
 
 def test_identical_endpoint_errors_in_a_row_stop_the_run_and_resume_runs_the_rest(tmp_path):
@@ -218,7 +227,10 @@ def test_the_progress_line_shows_the_verdict_class_never_ok(tmp_path):
     assert len(progress) == 2
     by_case = {line.split()[1]: line.split(" ", 2)[2] for line in progress}
     assert by_case["fc-d1-001"] == "AGENT_ERROR response_truncated"
-    assert by_case["fc-d1-004"].startswith("answered in 2 step(s)") and "verdict after evaluation" in by_case["fc-d1-004"]
+    assert (
+        by_case["fc-d1-004"].startswith("answered in 2 step(s)")
+        and "verdict after evaluation" in by_case["fc-d1-004"]
+    )
     assert not any(line.endswith(" ok") for line in progress)
 
 
@@ -317,7 +329,11 @@ def test_the_judge_never_sends_the_openai_key_to_another_host():
 def test_the_agent_sends_an_openrouter_key_only_to_openrouter(tmp_path):
     openai_, openrouter, elsewhere = ModelServer(), ModelServer(), ModelServer()
     with openai_.running() as oa, openrouter.running() as orr, elsewhere.running() as other:
-        keys = {"OPENROUTER_API_KEY": OR_SECRET, "TRACELADDER_OPENAI_URL": oa, "TRACELADDER_OPENROUTER_URL": orr}
+        keys = {
+            "OPENROUTER_API_KEY": OR_SECRET,
+            "TRACELADDER_OPENAI_URL": oa,
+            "TRACELADDER_OPENROUTER_URL": orr,
+        }
         default = cli("run", "--model", "m", "--case", "fc-d1-001", "--db", str(tmp_path / "d.duckdb"),
                       "--no-report", env=env(**keys))  # fmt: skip
         local = cli("run", "--model", "m", "--base-url", other, "--case", "fc-d1-001",

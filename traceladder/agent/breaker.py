@@ -41,6 +41,7 @@ class EndpointBreaker(Generic[T]):
     """Feed every finished case in completion order; not thread-safe (the runner's main loop)."""
 
     limit: int = DEFAULT_LIMIT  # 0: never stop for a streak (decisive errors still stop)
+    enabled: bool = True  # False: record everything at once, never stop (a simulated model)
     proven: bool = False  # some case ended without an endpoint error
     _held: list[T] = field(default_factory=list)
     _streak: int = 0
@@ -48,7 +49,7 @@ class EndpointBreaker(Generic[T]):
 
     def observe(self, item: T, endpoint_error: str | None) -> tuple[Sequence[T], Trip[T] | None]:
         """(items to record now, a trip or None). On a trip every held item is dropped."""
-        if endpoint_error is None:
+        if endpoint_error is None or not self.enabled:
             self.proven = True
             ready, self._held, self._streak, self._streak_type = [*self._held, item], [], 0, None
             return ready, None
@@ -60,6 +61,11 @@ class EndpointBreaker(Generic[T]):
             dropped, self._held = tuple(self._held), []
             return (), Trip(endpoint_error, self._streak, dropped, decisive)
         return (), None
+
+    @property
+    def held(self) -> int:
+        """Cases finished but not yet recorded (an interrupted run does not keep them)."""
+        return len(self._held)
 
     def release(self) -> Sequence[T]:
         """The held items, when the run ended without a trip: they are outcomes after all."""

@@ -143,7 +143,8 @@ def run_suite(
     token_cap = TokenCap(config.max_tokens, config.token_param, endpoint.host)
     stop = threading.Event()
     finished = len(done)
-    breaker: EndpointBreaker[_Finished] = EndpointBreaker(options.stop_after_errors)
+    # The simulator has no endpoint to break: its API errors are injected, labelled faults.
+    breaker: EndpointBreaker[_Finished] = EndpointBreaker(options.stop_after_errors, enabled=sim is None)
 
     def one(case: Case, repeat_index: int) -> AgentOutcome:
         sandbox = domain.new_sandbox()
@@ -203,7 +204,7 @@ def run_suite(
         stop.set()
         code = exc.exit_code if isinstance(exc, Interrupted) else 130
         raise Interrupted(
-            f"interrupted; {finished} finished case(s) are kept — resume with "
+            f"interrupted; {finished - breaker.held} finished case(s) are kept — resume with "
             f"`traceladder run --resume {run_id}`",
             code,
         ) from None
@@ -266,7 +267,8 @@ def _stopped(trip: Trip[_Finished], choice: ModelChoice, run_id: str, kept: int)
     """The one line a stopped run ends with: the cause, what is kept, how to go on."""
     message = trip.dropped[-1][2].error_message or ""
     # A connection error's message ends with its cause in parentheses (`agent.retry`).
-    cause = message.rsplit("(", 1)[-1][:-1] if trip.error_type == "connection" and message.endswith(")") else None
+    connection = trip.error_type == "connection" and message.endswith(")")
+    cause = message.rsplit("(", 1)[-1][:-1] if connection else None
     reason = describe(
         "the model endpoint", choice.shown_url, trip.error_type, cause, _key_note(choice), model=choice.model
     )

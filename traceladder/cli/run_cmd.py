@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run the case suite against a model (default: the simulated sim:faulty)",
         description="Run the suite: every model request and tool execution becomes a GenAI span "
         "in the store; then evaluate and report. Case FAIL / AGENT_ERROR are outcomes (exit 0), "
-        "but a run in which every case is AGENT_ERROR measured nothing (exit 2). A real endpoint "
+        "but a run of a real model in which every case is AGENT_ERROR measured nothing (exit 2). "
+        "A real endpoint "
         "is checked before the first case with one GET {base-url}/models: unreachable "
         "(connection refused, DNS, TLS) or a refused key (401) or request (403) stops with one "
         "line and exit 2, nothing recorded (a 404 there only means no /models route). Until a "
@@ -57,7 +58,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db_option(p)
     add_domain_option(p)
     p.add_argument("--model", help="model name, or sim:oracle / sim:faulty (env TRACELADDER_MODEL)")
-    p.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    p.add_argument(
+        "--base-url",
+        help="OpenAI-compatible base URL (env OPENAI_BASE_URL; default api.openai.com, or OpenRouter "
+        "when OPENROUTER_API_KEY is the only key; TRACELADDER_OPENAI_URL / TRACELADDER_OPENROUTER_URL "
+        "replace those two, and keys follow them)",
+    )
     p.add_argument(
         "--case", action="append", default=[], metavar="ID", help="run only this case (repeatable)"
     )
@@ -237,7 +243,8 @@ def handle(args: argparse.Namespace) -> int:
         print(f"db={path}")
         if report_path:
             print(f"report_path={report_path}")
-        if summary.finished and summary.agent_errors == summary.finished:
+        # A simulated model's AGENT_ERRORs are injected, labelled faults, not a misconfiguration.
+        if summary.finished and summary.agent_errors == summary.finished and not is_sim(choice.model):
             raise UserError(_nothing_measured(store, summary))
     return 0
 
@@ -246,13 +253,14 @@ def _nothing_measured(store: Store, summary: RunSummary) -> str:
     """Every case of the run ended as AGENT_ERROR: no verdict measured the model, so the run
     is not a result (exit 2), whatever a gate later says about its accuracy."""
     rows = store.fetchall(
-        "SELECT error_type, count(*) AS n FROM case_runs WHERE run_id = ? GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1",
+        "SELECT error_type, count(*) AS n FROM case_runs WHERE run_id = ?"
+        " GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1",
         [summary.run_id],
     )
     common = f"; most often {rows[0][0]} ({rows[0][1]} of {summary.finished})" if rows else ""
     return (
         f"every case of run {summary.run_id} ended as AGENT_ERROR, so nothing was measured{common} — "
-        f"see `traceladder sql \"SELECT case_id, error_type, error_message FROM case_runs WHERE run_id = "
+        f'see `traceladder sql "SELECT case_id, error_type, error_message FROM case_runs WHERE run_id = '
         f"'{summary.run_id}'\"`"
     )
 

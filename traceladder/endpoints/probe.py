@@ -46,11 +46,15 @@ def explain(error_type: str, cause: str | None = None, *, model: str | None = No
     if error_type.startswith("http_"):
         return f"kept failing with HTTP {error_type.removeprefix('http_')}"
     if error_type.startswith("response_"):
-        return f"did not answer with a chat completion ({error_type}): is the base URL an OpenAI-compatible API?"
+        return (
+            f"did not answer with a chat completion ({error_type}): is the base URL an OpenAI-compatible API?"
+        )
     return f"failed ({error_type})"
 
 
-def describe(what: str, url: str, error_type: str, cause: str | None, key_note: str, *, model: str | None = None) -> str:
+def describe(
+    what: str, url: str, error_type: str, cause: str | None, key_note: str, *, model: str | None = None
+) -> str:
     """`{what} {url} {explanation}`, with the key's origin when the key is the question."""
     text = f"{what} {url} {explain(error_type, cause, model=model)}"
     return f"{text}; {key_note}" if error_type in ("http_401", "http_403") else text
@@ -63,9 +67,10 @@ def check_endpoint(
     `url` is the redacted URL to show; the request's headers never reach a message."""
     try:
         client.models.with_raw_response.list(timeout=timeout_s)
-    except openai.APITimeoutError as exc:
-        if connection_cause(exc) == "timed out connecting":
-            raise EndpointUnusable(describe(what, url, "connection", "timed out connecting", key_note)) from None
+    except openai.APITimeoutError as exc:  # a read timeout proves nothing; a connect timeout does
+        cause = connection_cause(exc)
+        if cause == "timed out connecting":
+            raise EndpointUnusable(describe(what, url, "connection", cause, key_note)) from None
     except openai.APIConnectionError as exc:
         raise EndpointUnusable(describe(what, url, "connection", connection_cause(exc), key_note)) from None
     except openai.APIStatusError as exc:

@@ -71,12 +71,12 @@ class JudgeClient:
         if self.endpoint.transport is not None:
             return
         source = self.endpoint.key_source
+        note = f"the key came from {source}" if source else "no API key was sent to this host"
         check_endpoint(
             self._client,
             what="the judge endpoint",
             url=redact_url(self.endpoint.base_url or DEFAULT_BASE_URL) or "",
-            key_note=f"the key came from {source}" if source else
-            "no API key was sent to this host (set TRACELADDER_JUDGE_API_KEY for it)",
+            key_note=note if source else f"{note} (set TRACELADDER_JUDGE_API_KEY for it)",
             timeout_s=min(self.endpoint.timeout_s, 30.0),
         )
 
