@@ -38,17 +38,20 @@ class Trip(Generic[T]):
 
 @dataclass
 class EndpointBreaker(Generic[T]):
-    """Feed every finished case in completion order; not thread-safe (the runner's main loop)."""
+    """Feed every finished case in completion order; not thread-safe (the runner holds a lock)."""
 
     limit: int = DEFAULT_LIMIT  # 0: never stop for a streak (decisive errors still stop)
     enabled: bool = True  # False: record everything at once, never stop (a simulated model)
     proven: bool = False  # some case ended without an endpoint error
+    tripped: bool = False  # stopped: cases still finishing are kept only if the endpoint worked
     _held: list[T] = field(default_factory=list)
     _streak: int = 0
     _streak_type: str | None = None
 
     def observe(self, item: T, endpoint_error: str | None) -> tuple[Sequence[T], Trip[T] | None]:
         """(items to record now, a trip or None). On a trip every held item is dropped."""
+        if self.tripped:
+            return ((item,) if endpoint_error is None else ()), None
         if endpoint_error is None or not self.enabled:
             self.proven = True
             ready, self._held, self._streak, self._streak_type = [*self._held, item], [], 0, None
@@ -58,14 +61,9 @@ class EndpointBreaker(Generic[T]):
         self._streak_type = endpoint_error
         decisive = not self.proven and endpoint_error in DECISIVE
         if decisive or (self.limit and self._streak >= self.limit):
-            dropped, self._held = tuple(self._held), []
+            dropped, self._held, self.tripped = tuple(self._held), [], True
             return (), Trip(endpoint_error, self._streak, dropped, decisive)
         return (), None
-
-    @property
-    def held(self) -> int:
-        """Cases finished but not yet recorded (an interrupted run does not keep them)."""
-        return len(self._held)
 
     def release(self) -> Sequence[T]:
         """The held items, when the run ended without a trip: they are outcomes after all."""

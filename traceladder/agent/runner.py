@@ -129,10 +129,13 @@ def run_suite(
     ACTIVE_RUNS.add(run_id)
     if on_start:
         on_start(run_id)
-    done = {
-        (r[0], r[1])
-        for r in store.fetchall("SELECT case_id, repeat_index FROM case_runs WHERE run_id = ?", [run_id])
+    statuses = {
+        (r[0], r[1]): r[2]
+        for r in store.fetchall(
+            "SELECT case_id, repeat_index, agent_status FROM case_runs WHERE run_id = ?", [run_id]
+        )
     }
+    done = set(statuses)
     total = len(selected) * repeat
     jobs: Iterator[tuple[Case, int]] = (
         (c, k) for k in range(repeat) for c in selected if (c.id, k) not in done
@@ -143,10 +146,12 @@ def run_suite(
     token_cap = TokenCap(config.max_tokens, config.token_param, endpoint.host)
     stop = threading.Event()
     finished = len(done)
+    counts = {"recorded": len(done), "errors": sum(s == "error" for s in statuses.values())}
     # The simulator has no endpoint to break: its API errors are injected, labelled faults.
     breaker: EndpointBreaker[_Finished] = EndpointBreaker(options.stop_after_errors, enabled=sim is None)
+    in_order = threading.Lock()  # the breaker sees cases in the order they finish
 
-    def one(case: Case, repeat_index: int) -> AgentOutcome:
+    def one(case: Case, repeat_index: int) -> tuple[AgentOutcome, Trip[_Finished] | None]:
         sandbox = domain.new_sandbox()
         outcome = run_case(
             case, domain=domain, sandbox=sim.sandbox(case.id, sandbox) if sim else sandbox,
@@ -154,11 +159,16 @@ def run_suite(
             repeat_index=repeat_index, stop=stop, token_cap=token_cap,
         )  # fmt: skip
         if outcome.interrupted:
-            return outcome  # abandoned: not finished, so not recorded; --resume runs it again
+            return outcome, None  # abandoned: not finished, so not recorded; --resume runs it again
         provider.force_flush()  # the case's spans are in the store before its row says "done"
         if exporter.error is not None:
             raise _write_failed(run_id, exporter.error)
-        return outcome
+        # Recorded here, in the worker, as before: Ctrl-C reaches the main thread, which then
+        # never sits inside a store write it would cut short.
+        with in_order:
+            now, trip = breaker.observe((case, repeat_index, outcome), outcome.endpoint_error)
+            record(now)
+        return outcome, trip
 
     def record(items: Sequence[_Finished]) -> None:
         for case, repeat_index, outcome in items:
@@ -167,15 +177,21 @@ def run_suite(
                 _record_case(store, run_id, case, repeat_index, outcome, label)
             except Exception as exc:
                 raise _write_failed(run_id, exc) from None
+            counts["recorded"] += 1
+            counts["errors"] += outcome.status == "error"
+
+    def release() -> None:
+        with in_order:
+            record(breaker.release())
 
     status = "complete"
     pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="case")
-    pending: dict[Future[AgentOutcome], tuple[Case, int]] = {}
+    pending: dict[Future[tuple[AgentOutcome, Trip[_Finished] | None]], Case] = {}
 
     def refill() -> None:
         # Submit lazily: a huge --repeat never materialises millions of futures.
         for case, k in jobs:
-            pending[pool.submit(one, case, k)] = (case, k)
+            pending[pool.submit(one, case, k)] = case
             if len(pending) >= 2 * max(1, options.concurrency):
                 return
 
@@ -184,17 +200,15 @@ def run_suite(
         while pending:
             ready, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in ready:
-                case, k = pending.pop(future)
-                outcome = future.result()
+                case = pending.pop(future)
+                outcome, trip = future.result()
                 finished += 1
-                now, trip = breaker.observe((case, k, outcome), outcome.endpoint_error)
-                record(now)
                 if progress:
                     progress(finished, total, case.id, progress_status(outcome))
                 if trip is not None:
-                    raise _stopped(trip, choice, run_id, finished - len(trip.dropped))
+                    raise _stopped(trip, choice, run_id, counts["recorded"])
             refill()
-        record(breaker.release())
+        pool.submit(release).result()  # in a worker too: the main thread only waits
     except EndpointUnusable:  # the breaker: stop every case now, keep what was recorded
         status = "interrupted"
         stop.set()
@@ -204,7 +218,7 @@ def run_suite(
         stop.set()
         code = exc.exit_code if isinstance(exc, Interrupted) else 130
         raise Interrupted(
-            f"interrupted; {finished - breaker.held} finished case(s) are kept — resume with "
+            f"interrupted; {counts['recorded']} finished case(s) are kept — resume with "
             f"`traceladder run --resume {run_id}`",
             code,
         ) from None
@@ -223,11 +237,7 @@ def run_suite(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                 [status, datetime.now(UTC).replace(tzinfo=None), run_id],
             )
-    (recorded, errors), *_ = store.fetchall(
-        "SELECT count(*), count(*) FILTER (WHERE agent_status = 'error') FROM case_runs WHERE run_id = ?",
-        [run_id],
-    )
-    return RunSummary(run_id, status, int(recorded), total, int(errors))
+    return RunSummary(run_id, status, counts["recorded"], total, counts["errors"])
 
 
 _Finished = tuple[Case, int, AgentOutcome]

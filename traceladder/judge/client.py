@@ -101,7 +101,7 @@ class JudgeClient:
             except openai.APIError as exc:
                 error_type, _, _ = classify(exc)
                 cause = f": {connection_cause(exc)}" if error_type == "connection" else ""
-                error = f"the judge request failed ({error_type}{cause})"
+                error = f"the judge request failed ({error_type}){cause}"
                 continue
             usage = getattr(response, "usage", None)
             tokens_in += int(getattr(usage, "prompt_tokens", 0) or 0)
