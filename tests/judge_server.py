@@ -8,6 +8,7 @@ It records every request it gets (the trajectory the judge was shown) and answer
 * `html` — an HTML page with status 200;
 * `plain` — refuses `response_format` and `seed` with a 400 naming the field (as some servers do),
   then answers like `pass`;
+* `unauthorized` — 401 to every request, `/models` included (a key the server refuses);
 * `labels` / `flip` / `flip_every_other` — the labels of the meta-evaluation item whose
   trajectory it was shown (`labels` maps canonical trajectory text → labels): as labelled, always
   the opposite, or the opposite on every second request about the same item.
@@ -30,6 +31,7 @@ class JudgeServer:
         self.mode, self.labels = mode, labels or {}
         self.trajectories: list[dict[str, Any]] = []  # one per request, refused ones included
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []  # every request's, GET /models included
         self.seen: Counter[str] = Counter()
         self.lock = threading.Lock()
         server = self
@@ -38,9 +40,20 @@ class JudgeServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                with server.lock:
+                    server.authorizations.append(self.headers.get("Authorization"))
+                status = 401 if server.mode == "unauthorized" else 200
+                self._send(status, json.dumps({"object": "list", "data": []}).encode(), "application/json")
+
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                with server.lock:
+                    server.authorizations.append(self.headers.get("Authorization"))
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 status, payload, content_type = server.answer(body)
+                self._send(status, payload, content_type)
+
+            def _send(self, status: int, payload: bytes, content_type: str) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))
@@ -61,6 +74,9 @@ class JudgeServer:
             self.trajectories.append(json.loads(text))
             self.seen[text] += 1
             nth = self.seen[text]
+        if self.mode == "unauthorized":
+            message = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
+            return 401, json.dumps(message).encode(), "application/json"
         for field in ("response_format", "seed") if self.mode == "plain" else ():
             if field in body:
                 message = {"error": {"message": f"Unrecognized request argument supplied: {field}"}}

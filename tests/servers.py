@@ -58,7 +58,9 @@ class ModelServer:
     """/v1/chat/completions backed by sim:oracle. `failures` is a list of statuses returned (in
     order) before the first success; instructions in `always_fail` get 500 forever. Error bodies
     echo the Authorization header, like a careless proxy would, to prove we never repeat them.
-    `override(body)` may return a `Reply` to send instead of the simulator's answer."""
+    `override(body)` may return a `Reply` to send instead of the simulator's answer.
+    `authorizations` holds the Authorization header of every request (GET /models included: it
+    answers 404, as servers without that route do)."""
 
     def __init__(
         self,
@@ -71,6 +73,7 @@ class ModelServer:
         self.override = override
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        self.authorizations: list[str | None] = []
         self.sim = SimModel(SimSpec("oracle", frozenset()), load_cases(), load_retail_domain())
         self.lock = threading.Lock()
         self.closed = threading.Event()
@@ -80,10 +83,16 @@ class ModelServer:
         outer = self
 
         class Handler(_QuietHandler):
+            def do_GET(self) -> None:
+                with outer.lock:
+                    outer.authorizations.append(self.headers.get("Authorization"))
+                self._reply(404, {"error": {"message": f"no route {self.path}"}}, {})
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 instruction = next(m["content"] for m in body["messages"] if m["role"] == "user")
                 with outer.lock:
+                    outer.authorizations.append(self.headers.get("Authorization"))
                     outer.requests.append(body)
                     outer.paths.append(self.path)
                     failure = outer.failures.pop(0) if outer.failures else None

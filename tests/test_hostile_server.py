@@ -67,9 +67,9 @@ def test_an_unusable_response_is_an_agent_error_on_its_own_trace(tmp_path, name)
     db = tmp_path / "u.duckdb"
     with server.running() as url:
         result = run_against(url, db, "--case", "fc-d3-001", "--retry-attempts", "1")
-    assert result.returncode == 0, result.stderr
-    assert "agent_errors=1" in result.stdout
-    assert f"error: {error_type}" in result.stderr  # the progress line names the error type
+    assert result.returncode == 2, result.stderr  # the only case is AGENT_ERROR: nothing measured
+    assert "agent_errors=1" in result.stdout and "nothing was measured" in result.stderr
+    assert f"AGENT_ERROR {error_type}" in result.stderr  # the progress line names the error type
     rows = query(db, "SELECT trace_id, agent_status, error_type FROM case_runs")
     assert len(rows) == 1 and rows[0][0] and rows[0][1:] == ("error", error_type)
     agent = query(db, "SELECT status_code, error_type FROM spans WHERE operation = 'invoke_agent' AND trace_id = ?",
@@ -84,8 +84,9 @@ def test_an_nginx_page_never_passes_a_dont_call_case(tmp_path):
     server = ModelServer(override=lambda body: UNUSABLE["html"][0])
     db = tmp_path / "n.duckdb"
     with server.running() as url:
-        result = run_against(url, db, "--dimension", "D3")
-    assert result.returncode == 0, result.stderr
+        # --stop-after-errors 0: see all 18 through (by default the 5th in a row stops the run)
+        result = run_against(url, db, "--dimension", "D3", "--stop-after-errors", "0")
+    assert result.returncode == 2, result.stderr  # every case AGENT_ERROR: nothing was measured
     assert "agent_errors=18" in result.stdout
     run_id = out_value(result, "run_id")
     report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
@@ -209,7 +210,7 @@ def test_a_read_timeout_is_retried_once_not_by_the_whole_policy(tmp_path):
         result = cli("run", "--model", "m", "--base-url", url, "--db", str(db), "--case", "fc-d1-001",
                      "--retry-attempts", "6", "--retry-base-delay", "0", "--timeout", "60",
                      "--request-timeout", "1", "--no-report", env=NO_KEY)  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr  # the only case is AGENT_ERROR: nothing measured
     assert len(server.requests) == 2
     assert query(db, "SELECT agent_status, error_type FROM case_runs") == [("error", "timeout")]
     chat = query(db, "SELECT error_type FROM spans WHERE operation = 'chat'")
@@ -221,7 +222,7 @@ def test_progress_names_the_error_type(tmp_path):
     db = tmp_path / "p.duckdb"
     with server.running() as url:
         result = run_against(url, db, "--case", "fc-d1-001", "--retry-attempts", "1", "--no-report")
-    assert "[1/1] fc-d1-001 error: api_error" in result.stderr
+    assert "[1/1] fc-d1-001 AGENT_ERROR api_error (http_500)" in result.stderr
 
 
 def test_a_lone_surrogate_in_a_models_arguments_is_recorded_and_judged(tmp_path):

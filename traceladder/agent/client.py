@@ -6,7 +6,6 @@ spans, rows, logs or error messages.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,63 +14,47 @@ from urllib.parse import parse_qsl, urlparse, urlsplit, urlunsplit
 import httpx2
 import openai
 
-from traceladder.agent.config import AgentConfig
+from traceladder.agent.config import AgentConfig, redact_url
 from traceladder.agent.loop import ClientFactory, Endpoint
 from traceladder.agent.sim import SIM_HOST, SimModel, SimSpec, is_sim
 from traceladder.cases.model import Case
 from traceladder.domain.base import Domain
+from traceladder.endpoints.resolve import AGENT, check_base_url, chosen_model, is_openrouter, resolve
 from traceladder.errors import UserError
 
+__all__ = ["DEFAULT_MODEL", "ModelChoice", "build_client", "check_base_url", "choose_model", "endpoint_for"]
+
 DEFAULT_MODEL = "sim:faulty"
-OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True)
 class ModelChoice:
     model: str
-    base_url: str | None
+    base_url: str | None  # as configured and recorded (None: the OpenAI default)
     api_key: str | None
     defaulted: bool  # no model was configured: we fell back to the simulator
+    url: str | None = None  # where requests go (None for a simulated model)
+    key_source: str | None = None  # the variable the key came from, for messages
+
+    @property
+    def shown_url(self) -> str:
+        """The endpoint as a message may show it: credentials and query values redacted."""
+        return redact_url(self.url) or ""
 
 
 def choose_model(
     model: str | None, base_url: str | None, env: Mapping[str, str] | None = None
 ) -> ModelChoice:
     """Resolve model, base URL and key from flags, then TRACELADDER_MODEL / OPENAI_MODEL,
-    OPENAI_BASE_URL, OPENAI_API_KEY / OPENROUTER_API_KEY."""
-    env = os.environ if env is None else env
-    chosen = model or env.get("TRACELADDER_MODEL") or env.get("OPENAI_MODEL")
+    OPENAI_BASE_URL, OPENAI_API_KEY / OPENROUTER_API_KEY — by the rule every role shares
+    (`traceladder.endpoints.resolve`: a key only goes to the host it was issued for)."""
+    chosen = chosen_model(AGENT, model, env)
     if not chosen:
         return ModelChoice(DEFAULT_MODEL, None, None, True)
     if is_sim(chosen):
         return ModelChoice(chosen, None, None, False)
-    url = base_url or env.get("OPENAI_BASE_URL")
-    if url:
-        check_base_url(url, "--base-url" if base_url else "OPENAI_BASE_URL")
-    key = env.get("OPENAI_API_KEY") or env.get("OPENROUTER_API_KEY")
-    if not url and env.get("OPENROUTER_API_KEY") and not env.get("OPENAI_API_KEY"):
-        url = OPENROUTER_BASE_URL
-    if not key and not url:
-        raise UserError(
-            f"model {chosen!r} needs OPENAI_API_KEY (or OPENROUTER_API_KEY), or --base-url for a "
-            "local server; or use --model sim:faulty"
-        )
-    return ModelChoice(chosen, url, key, False)
-
-
-def check_base_url(url: str, where: str) -> None:
-    """An http(s) URL with a host, or a `UserError` (the message never repeats the URL: it may
-    hold credentials)."""
-    try:
-        parts = urlparse(url)
-        parts.port  # noqa: B018 - raises ValueError for a malformed port
-    except ValueError:
-        raise UserError(f"{where} is not a valid URL; use e.g. http://127.0.0.1:8000/v1") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(
-            f"{where} must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1"
-        )
+    found = resolve(AGENT, chosen, base_url, env)
+    return ModelChoice(chosen, found.explicit_url, found.api_key, False, found.url, found.key_source)
 
 
 def announce_default(choice: ModelChoice) -> None:
@@ -111,7 +94,8 @@ def build_client(
     # The openai client appends paths to the base URL's text, query included ("…?k=v" becomes
     # "…?k=vchat/completions"), so query parameters (api-key=…, api-version=…) travel as
     # default_query on every request instead.
-    parts = urlsplit(choice.base_url or DEFAULT_BASE_URL)
+    assert choice.url is not None  # every non-simulated choice is resolved to a URL
+    parts = urlsplit(choice.url)
     base_url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
 
@@ -131,6 +115,6 @@ def endpoint_for(choice: ModelChoice) -> Endpoint:
     """Provider, host and port as recorded on spans and in the run row (one derivation for both)."""
     if is_sim(choice.model):
         return Endpoint("traceladder.sim", SIM_HOST, None)
-    url = urlparse(choice.base_url or DEFAULT_BASE_URL)
-    provider = "openrouter" if "openrouter" in (url.hostname or "") else "openai"
+    url = urlparse(choice.url or "")
+    provider = "openrouter" if is_openrouter(choice.url or "") else "openai"
     return Endpoint(provider, url.hostname or "", url.port)

@@ -61,6 +61,9 @@ class AgentOutcome:
     input_tokens: int
     output_tokens: int
     latency_ms: float
+    # The request error type when the case ended because the endpoint failed (`http_401`,
+    # `connection`, `response_not_json`): what the runner's breaker counts. None otherwise.
+    endpoint_error: str | None = None
 
     @property
     def interrupted(self) -> bool:
@@ -76,12 +79,21 @@ class _Totals:
 
 class AgentError(Exception):
     """Ends a case as AGENT_ERROR. `request_error_type` is the finer cause recorded on the chat
-    span (`http_503`, `read_timeout`) when it differs from the case-level type."""
+    span (`http_503`, `read_timeout`) when it differs from the case-level type; `endpoint` says the
+    endpoint failed (not the model's behaviour, not the case's deadline)."""
 
-    def __init__(self, error_type: str, message: str, request_error_type: str | None = None) -> None:
+    def __init__(
+        self, error_type: str, message: str, request_error_type: str | None = None, *, endpoint: bool = False
+    ) -> None:
         super().__init__(message)
         self.error_type = error_type
         self.request_error_type = request_error_type or error_type
+        self.endpoint = endpoint
+
+
+# Answers that show the server is not speaking chat completions at all (a web page, an empty
+# body), as opposed to a model's output cut off by the token cap.
+_NOT_AN_API = frozenset({"response_empty", "response_not_utf8", "response_not_json", "response_no_choices"})
 
 
 class TokenCap:
@@ -157,6 +169,7 @@ def run_case(
     with _span(tracer, f"invoke_agent {AGENT_NAME}", SpanKind.INTERNAL, attrs, clock) as agent:
         trace_id = format(agent.get_span_context().trace_id, "032x")
         status, error_type, error_message, final_text = "ok", None, None, None
+        endpoint_error: str | None = None
         client: openai.OpenAI | None = None
         try:
             client = client_factory()
@@ -166,6 +179,7 @@ def run_case(
             final_text = _converse(case, session, totals)
         except AgentError as exc:
             error_type, error_message = exc.error_type, str(exc)
+            endpoint_error = exc.request_error_type if exc.endpoint else None
         except CaseStopped:
             error_type, error_message = INTERRUPTED, "the run was stopped before this case finished"
         except Exception as exc:  # a bug must cost one case, recorded on its own trace, never the batch
@@ -184,7 +198,7 @@ def run_case(
         agent.set_attribute(sc.USAGE_OUTPUT_TOKENS, totals.output_tokens)
     return AgentOutcome(
         trace_id, status, error_type, error_message, totals.steps, final_text,
-        totals.input_tokens, totals.output_tokens, (time.monotonic() - started) * 1000,
+        totals.input_tokens, totals.output_tokens, (time.monotonic() - started) * 1000, endpoint_error,
     )  # fmt: skip
 
 
@@ -313,9 +327,9 @@ def _request(s: _Session, messages: list[dict[str, Any]], notes: _RequestNotes) 
         )
     except ModelCallError as exc:
         kind = "timeout" if exc.error_type in ("timeout", "read_timeout") else "api_error"
-        raise AgentError(kind, str(exc), exc.error_type) from None
+        raise AgentError(kind, str(exc), exc.error_type, endpoint=True) from None
     except InvalidResponse as exc:
-        raise AgentError(exc.error_type, str(exc)) from None
+        raise AgentError(exc.error_type, str(exc), endpoint=exc.error_type in _NOT_AN_API) from None
     except DeadlineExceeded:
         raise AgentError(
             "timeout", f"case timeout of {s.config.case_timeout_s}s reached during a model request"

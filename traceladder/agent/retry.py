@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import ssl
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
@@ -74,6 +76,27 @@ def classify(exc: Exception) -> tuple[str, bool, float | None]:
     return type(exc).__name__, False, None
 
 
+def connection_cause(exc: BaseException) -> str:
+    """Why a connection failed, in words a person acts on: `connection refused`, `DNS lookup
+    failed`, `TLS failed (…)`, `timed out connecting`, else `connection failed`. Read from the
+    exception's causes (the openai client wraps the transport's error, which wraps the OS's)."""
+    seen: BaseException | None = exc
+    for _ in range(10):  # the chain is short; a cycle must not loop
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(seen, socket.gaierror):
+            return "DNS lookup failed"
+        if isinstance(seen, ssl.SSLError):
+            reason = getattr(seen, "verify_message", None) or getattr(seen, "reason", None) or "handshake"
+            return f"TLS failed ({reason})"
+        if type(seen).__name__ == "ConnectTimeout":
+            return "timed out connecting"
+        seen = seen.__cause__ or seen.__context__
+    return "connection failed"
+
+
 # A server that timed out while generating is given one more chance, not the whole policy.
 MAX_READ_TIMEOUT_RETRIES = 1
 
@@ -97,6 +120,8 @@ def call_with_retry(
         except (openai.APIError, openai.APIConnectionError) as exc:
             error_type, retryable, retry_after = classify(exc)
             detail = f"{error_type} after {attempt} attempt(s): {type(exc).__name__}"
+            if error_type == "connection":
+                detail += f" ({connection_cause(exc)})"
             if error_type == "read_timeout":
                 read_timeouts += 1
                 retryable = read_timeouts <= MAX_READ_TIMEOUT_RETRIES

@@ -22,6 +22,7 @@ from typing import Any
 from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
+from traceladder.agent.breaker import DEFAULT_LIMIT, EndpointBreaker, Trip
 from traceladder.agent.client import ModelChoice, build_client, endpoint_for
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.loop import AgentOutcome, TokenCap, run_case
@@ -30,6 +31,7 @@ from traceladder.cases.loader import suite_path
 from traceladder.cases.model import Case
 from traceladder.cases.validator import require_valid_suite
 from traceladder.domain.base import Domain
+from traceladder.endpoints.probe import EndpointUnusable, check_endpoint, describe
 from traceladder.errors import Interrupted, StoreError, UserError, first_line
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
 from traceladder.storage.db import ACTIVE_RUNS, Store
@@ -48,6 +50,7 @@ class RunOptions:
     resume: str | None = None
     cases_path: Path | None = None
     sim_delay_s: float = 0.0
+    stop_after_errors: int = DEFAULT_LIMIT  # cases in a row with one endpoint error; 0: never
 
 
 @dataclass(frozen=True)
@@ -92,13 +95,16 @@ def run_suite(
     extra_exporters: tuple[SpanExporter, ...] = (),
 ) -> RunSummary:
     """Run (or resume) a suite into the store. Case FAIL and agent errors are outcomes, not
-    exceptions; a `UserError` means nothing was run. `on_start(run_id)` is called once the suite
-    is validated and the run recorded, before the first case."""
+    exceptions; a `UserError` means nothing was run. A real endpoint is checked first
+    (`endpoints.probe`: `EndpointUnusable`, nothing written); during the run the breaker
+    (`agent.breaker`) stops it with `EndpointUnusable`, keeping every case recorded before.
+    `on_start(run_id)` is called once the suite is validated, the endpoint checked and the run
+    recorded, before the first case."""
     path = suite_path(domain, options.cases_path)
     cases = require_valid_suite(path, domain)  # before any model request
     hashes = input_hashes(path.read_bytes(), domain, config.identity())
     if options.resume:
-        run_id, selection = _resume(store, options.resume, choice, hashes)
+        run_id, selection = _resumable(store, options.resume, choice, hashes)
         selected = [c for c in cases if c.id in selection["case_ids"]]
         repeat = int(selection["repeat"])
     else:
@@ -111,29 +117,41 @@ def run_suite(
                 "lower --repeat or select fewer cases"
             )
         run_id = new_run_id()
+    client_factory, endpoint, sim = build_client(
+        choice, config, cases, domain, sim_delay_s=options.sim_delay_s
+    )
+    if sim is None:  # a simulated model has no network to check
+        _check(choice, client_factory, config)
+    if options.resume:
+        store.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
+    else:
         _create_run(store, run_id, choice, config, hashes, path, selected, repeat, domain.name)
     ACTIVE_RUNS.add(run_id)
     if on_start:
         on_start(run_id)
-    done = {
-        (r[0], r[1])
-        for r in store.fetchall("SELECT case_id, repeat_index FROM case_runs WHERE run_id = ?", [run_id])
+    statuses = {
+        (r[0], r[1]): r[2]
+        for r in store.fetchall(
+            "SELECT case_id, repeat_index, agent_status FROM case_runs WHERE run_id = ?", [run_id]
+        )
     }
+    done = set(statuses)
     total = len(selected) * repeat
     jobs: Iterator[tuple[Case, int]] = (
         (c, k) for k in range(repeat) for c in selected if (c.id, k) not in done
-    )
-    client_factory, endpoint, sim = build_client(
-        choice, config, cases, domain, sim_delay_s=options.sim_delay_s
     )
     exporter = DuckDBSpanExporter(store)
     provider = make_tracer_provider(exporter, id_generator=id_generator, extra_exporters=extra_exporters)
     tracer = provider.get_tracer(TRACER_NAME)
     token_cap = TokenCap(config.max_tokens, config.token_param, endpoint.host)
     stop = threading.Event()
-    finished, errors = len(done), 0
+    finished = len(done)
+    counts = {"recorded": len(done), "errors": sum(s == "error" for s in statuses.values())}
+    # The simulator has no endpoint to break: its API errors are injected, labelled faults.
+    breaker: EndpointBreaker[_Finished] = EndpointBreaker(options.stop_after_errors, enabled=sim is None)
+    in_order = threading.Lock()  # the breaker sees cases in the order they finish
 
-    def one(case: Case, repeat_index: int) -> AgentOutcome:
+    def one(case: Case, repeat_index: int) -> tuple[AgentOutcome, Trip[_Finished] | None]:
         sandbox = domain.new_sandbox()
         outcome = run_case(
             case, domain=domain, sandbox=sim.sandbox(case.id, sandbox) if sim else sandbox,
@@ -141,20 +159,34 @@ def run_suite(
             repeat_index=repeat_index, stop=stop, token_cap=token_cap,
         )  # fmt: skip
         if outcome.interrupted:
-            return outcome  # abandoned: not finished, so not recorded; --resume runs it again
+            return outcome, None  # abandoned: not finished, so not recorded; --resume runs it again
         provider.force_flush()  # the case's spans are in the store before its row says "done"
         if exporter.error is not None:
             raise _write_failed(run_id, exporter.error)
-        label = sim.label(case.id) if sim else None
-        try:
-            _record_case(store, run_id, case, repeat_index, outcome, label)
-        except Exception as exc:
-            raise _write_failed(run_id, exc) from None
-        return outcome
+        # Recorded here, in the worker, as before: Ctrl-C reaches the main thread, which then
+        # never sits inside a store write it would cut short.
+        with in_order:
+            now, trip = breaker.observe((case, repeat_index, outcome), outcome.endpoint_error)
+            record(now)
+        return outcome, trip
+
+    def record(items: Sequence[_Finished]) -> None:
+        for case, repeat_index, outcome in items:
+            label = sim.label(case.id) if sim else None
+            try:
+                _record_case(store, run_id, case, repeat_index, outcome, label)
+            except Exception as exc:
+                raise _write_failed(run_id, exc) from None
+            counts["recorded"] += 1
+            counts["errors"] += outcome.status == "error"
+
+    def release() -> None:
+        with in_order:
+            record(breaker.release())
 
     status = "complete"
     pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="case")
-    pending: dict[Future[AgentOutcome], Case] = {}
+    pending: dict[Future[tuple[AgentOutcome, Trip[_Finished] | None]], Case] = {}
 
     def refill() -> None:
         # Submit lazily: a huge --repeat never materialises millions of futures.
@@ -169,19 +201,24 @@ def run_suite(
             ready, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in ready:
                 case = pending.pop(future)
-                outcome = future.result()
+                outcome, trip = future.result()
                 finished += 1
-                errors += outcome.status == "error"
                 if progress:
-                    shown = outcome.status if outcome.status == "ok" else f"error: {outcome.error_type}"
-                    progress(finished, total, case.id, shown)
+                    progress(finished, total, case.id, progress_status(outcome))
+                if trip is not None:
+                    raise _stopped(trip, choice, run_id, counts["recorded"])
             refill()
+        pool.submit(release).result()  # in a worker too: the main thread only waits
+    except EndpointUnusable:  # the breaker: stop every case now, keep what was recorded
+        status = "interrupted"
+        stop.set()
+        raise
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: stop every case now, keep the finished
         status = "interrupted"
         stop.set()
         code = exc.exit_code if isinstance(exc, Interrupted) else 130
         raise Interrupted(
-            f"interrupted; {finished} finished case(s) are kept — resume with "
+            f"interrupted; {counts['recorded']} finished case(s) are kept — resume with "
             f"`traceladder run --resume {run_id}`",
             code,
         ) from None
@@ -200,7 +237,60 @@ def run_suite(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                 [status, datetime.now(UTC).replace(tzinfo=None), run_id],
             )
-    return RunSummary(run_id, status, finished, total, errors)
+    return RunSummary(run_id, status, counts["recorded"], total, counts["errors"])
+
+
+_Finished = tuple[Case, int, AgentOutcome]
+
+
+def progress_status(outcome: AgentOutcome) -> str:
+    """What a progress line can say when a case ends. An agent error *is* its verdict
+    (AGENT_ERROR, with the error type and the request's finer cause); any other case is judged
+    only after the run (its verdict may rest on rung 5, which sees the whole run's survivors), so
+    the line says it was answered and no more — never "ok" for a case that may FAIL."""
+    if outcome.status != "error":
+        return f"answered in {outcome.steps} step(s); verdict after evaluation"
+    finer = outcome.endpoint_error
+    cause = f" ({finer})" if finer and finer != outcome.error_type else ""
+    return f"AGENT_ERROR {outcome.error_type}{cause}"
+
+
+def _check(choice: ModelChoice, client_factory: Callable[[], Any], config: AgentConfig) -> None:
+    """The endpoint check before any case: one `GET /models` (`endpoints.probe`)."""
+    client = client_factory()
+    try:
+        check_endpoint(
+            client, what="the model endpoint", url=choice.shown_url, key_note=_key_note(choice),
+            timeout_s=min(config.request_timeout_s, 30.0),
+        )  # fmt: skip
+    finally:
+        client.close()
+
+
+def _key_note(choice: ModelChoice) -> str:
+    if choice.key_source:
+        return f"the key came from {choice.key_source}"
+    return "no API key was sent to this host (set OPENAI_API_KEY for it)"
+
+
+def _stopped(trip: Trip[_Finished], choice: ModelChoice, run_id: str, kept: int) -> EndpointUnusable:
+    """The one line a stopped run ends with: the cause, what is kept, how to go on."""
+    message = trip.dropped[-1][2].error_message or ""
+    # A connection error's message ends with its cause in parentheses (`agent.retry`).
+    connection = trip.error_type == "connection" and message.endswith(")")
+    cause = message.rsplit("(", 1)[-1][:-1] if connection else None
+    reason = describe(
+        "the model endpoint", choice.shown_url, trip.error_type, cause, _key_note(choice), model=choice.model
+    )
+    when = (
+        "before any case worked"
+        if trip.decisive
+        else f"after {trip.streak} cases in a row ended with {trip.error_type}"
+    )
+    return EndpointUnusable(
+        f"run stopped {when}: {reason}; {kept} finished case(s) kept, {len(trip.dropped)} not — fix "
+        f"the endpoint, then `traceladder run --resume {run_id}`"
+    )
 
 
 def _write_failed(run_id: str, exc: BaseException) -> StoreError:
@@ -235,9 +325,10 @@ def _create_run(
     )  # fmt: skip
 
 
-def _resume(
+def _resumable(
     store: Store, run_id: str, choice: ModelChoice, hashes: dict[str, str]
 ) -> tuple[str, dict[str, Any]]:
+    """The run's selection, if it may be resumed with this model and these inputs (writes nothing)."""
     row = store.fetchall("SELECT model, input_hashes, selection, status FROM runs WHERE run_id = ?", [run_id])
     if not row:
         raise UserError(f"no run {run_id} in {store.path}; see `traceladder sql 'SELECT * FROM runs'`")
@@ -250,7 +341,6 @@ def _resume(
     changed = [k for k in stored if stored[k] != hashes.get(k) and k != "inputs"]
     if changed:
         raise UserError(f"cannot resume {run_id}: inputs changed since it started ({', '.join(changed)})")
-    store.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
     return run_id, json.loads(selection)
 
 

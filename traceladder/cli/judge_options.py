@@ -38,7 +38,10 @@ def add_judge_endpoint_options(group: argparse._ArgumentGroup, model_help: str) 
         "--judge-base-url",
         metavar="URL",
         help="the judge's OpenAI-compatible endpoint (default: TRACELADDER_JUDGE_BASE_URL, else "
-        "OpenAI); the key comes from TRACELADDER_JUDGE_API_KEY, else OPENAI_API_KEY",
+        "OPENAI_BASE_URL, else OpenAI — or OpenRouter when OPENROUTER_API_KEY is the only key). "
+        "The key: TRACELADDER_JUDGE_API_KEY; else OPENAI_API_KEY, only if the judge is at "
+        "OPENAI_BASE_URL's host (api.openai.com when unset); else OPENROUTER_API_KEY, only if "
+        "the judge is at OpenRouter. A key never goes to another host",
     )
     group.add_argument(
         "--judge-rubric", type=Path, metavar="FILE", help="rubric TOML (default: the shipped one)"
@@ -85,7 +88,7 @@ def judge_options(
     args: argparse.Namespace, *, simulated: bool, env: Mapping[str, str] | None = None
 ) -> JudgeOptions | None:
     """The judge these arguments ask for; `simulated`: every trace judged is a simulated-model run's."""
-    from traceladder.agent.client import check_base_url
+    from traceladder.endpoints.resolve import JUDGE, chosen_model, resolve
     from traceladder.judge.endpoint import JudgeEndpoint
     from traceladder.judge.prices import load_prices
     from traceladder.judge.rubric import load_rubric
@@ -94,7 +97,7 @@ def judge_options(
     env = os.environ if env is None else env
     if args.no_judge:
         return None
-    model = args.judge_model or env.get("TRACELADDER_JUDGE_MODEL") or (SIM_JUDGE if simulated else None)
+    model = chosen_model(JUDGE, args.judge_model, env) or (SIM_JUDGE if simulated else None)
     if model is None:
         return None
     if args.judge_concurrency < 1:
@@ -104,18 +107,8 @@ def judge_options(
             raise UserError(f"unknown simulated judge {model!r}; use {SIM_JUDGE}")
         endpoint = JudgeEndpoint(model, transport=transport())
     else:
-        url = args.judge_base_url or env.get("TRACELADDER_JUDGE_BASE_URL")
-        if url:
-            check_base_url(url, "--judge-base-url" if args.judge_base_url else "TRACELADDER_JUDGE_BASE_URL")
-        key = (
-            env.get("TRACELADDER_JUDGE_API_KEY") or env.get("OPENAI_API_KEY") or env.get("OPENROUTER_API_KEY")
-        )
-        if not key and not url:
-            raise UserError(
-                f"judge model {model!r} needs TRACELADDER_JUDGE_API_KEY (or OPENAI_API_KEY), or "
-                "--judge-base-url for a local server; or use --judge-model sim:judge"
-            )
-        endpoint = JudgeEndpoint(model, url, key)
+        found = resolve(JUDGE, model, args.judge_base_url, env)  # the agent's rule, the judge's variables
+        endpoint = JudgeEndpoint(model, found.url, found.api_key, key_source=found.key_source)
     return JudgeOptions(
         endpoint,
         load_rubric(args.judge_rubric),

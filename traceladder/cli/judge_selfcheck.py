@@ -32,9 +32,16 @@ def judge_selfcheck(args: argparse.Namespace) -> int:
     prompt = build_prompt(options.rubric, load_domain(domain_name(args)).judge_policy)
     client = JudgeClient(options.endpoint)
     try:
+        client.check()  # an unreachable judge, or one that refuses the key, is not a 0% judge
         report = measure(items, client, prompt, options.rubric, rounds=args.rounds)
     finally:
         client.close()
+    if report.errors == report.judgments:
+        raise UserError(
+            f"the judge {report.model!r} gave no usable reply to any of the {report.judgments} "
+            f"requests ({report.first_error}), so nothing was measured; check --judge-model and "
+            "--judge-base-url"
+        )
     simulated = (
         " (the simulated judge: fixed heuristics, not a model)" if report.model.startswith("sim:") else ""
     )

@@ -40,13 +40,30 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run the case suite against a model (default: the simulated sim:faulty)",
         description="Run the suite: every model request and tool execution becomes a GenAI span "
-        "in the store; then evaluate and report. Case FAIL / AGENT_ERROR are outcomes (exit 0). "
-        "Ctrl-C or SIGTERM stops within seconds, keeping every finished case (exit 130 / 143).",
+        "in the store; then evaluate and report. Case FAIL / AGENT_ERROR are outcomes (exit 0), "
+        "but a run of a real model in which every case is AGENT_ERROR measured nothing (exit 2). "
+        "A real endpoint "
+        "is checked before the first case with one GET {base-url}/models: unreachable "
+        "(connection refused, DNS, TLS) or a refused key (401) or request (403) stops with one "
+        "line and exit 2, nothing recorded (a 404 there only means no /models route). Until a "
+        "case has worked, a 401, 403, 404 (model not found, wrong base URL) or connection failure "
+        "on a chat request stops the run the same way; so do --stop-after-errors cases in a row "
+        "with the same endpoint error. A stopped run keeps every case recorded before the streak "
+        "(--resume runs the rest). Each case prints one progress line on stderr: AGENT_ERROR with "
+        "its error type, or 'answered' (its verdict comes from the evaluation after the run). "
+        "Ctrl-C or SIGTERM stops within seconds, keeping every finished case (exit 130 / 143). "
+        "Keys: OPENAI_API_KEY goes only to --base-url / OPENAI_BASE_URL (else api.openai.com), "
+        "OPENROUTER_API_KEY only to OpenRouter (the default endpoint when it is the only key).",
     )
     add_db_option(p)
     add_domain_option(p)
     p.add_argument("--model", help="model name, or sim:oracle / sim:faulty (env TRACELADDER_MODEL)")
-    p.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    p.add_argument(
+        "--base-url",
+        help="OpenAI-compatible base URL (env OPENAI_BASE_URL; default api.openai.com, or OpenRouter "
+        "when OPENROUTER_API_KEY is the only key; TRACELADDER_OPENAI_URL / TRACELADDER_OPENROUTER_URL "
+        "replace those two, and keys follow them)",
+    )
     p.add_argument(
         "--case", action="append", default=[], metavar="ID", help="run only this case (repeatable)"
     )
@@ -113,6 +130,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=0.5,
         metavar="S",
         help="first backoff (default 0.5)",
+    )
+    p.add_argument(
+        "--stop-after-errors",
+        type=int_range(0, 100_000),
+        default=5,
+        metavar="N",
+        help="stop the run when N cases in a row end with the same endpoint error (http_503, "
+        "connection, response_not_json, …); those N are not kept, so --resume runs them again "
+        "(default 5; 0: never)",
     )
     p.add_argument("--no-report", action="store_true", help="skip evaluation and the report")
     p.add_argument(
@@ -198,7 +224,7 @@ def handle(args: argparse.Namespace) -> int:
         options = RunOptions(
             case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=args.repeat or 1,
             concurrency=args.concurrency, resume=args.resume, cases_path=args.cases,
-            sim_delay_s=args.sim_delay,
+            sim_delay_s=args.sim_delay, stop_after_errors=args.stop_after_errors,
         )  # fmt: skip
         judge = None if args.no_report else judge_options(args, simulated=is_sim(choice.model))
         summary = _run_with_progress(store, choice, config, options, domain)
@@ -217,7 +243,26 @@ def handle(args: argparse.Namespace) -> int:
         print(f"db={path}")
         if report_path:
             print(f"report_path={report_path}")
+        # A simulated model's AGENT_ERRORs are injected, labelled faults, not a misconfiguration.
+        if summary.finished and summary.agent_errors == summary.finished and not is_sim(choice.model):
+            raise UserError(_nothing_measured(store, summary))
     return 0
+
+
+def _nothing_measured(store: Store, summary: RunSummary) -> str:
+    """Every case of the run ended as AGENT_ERROR: no verdict measured the model, so the run
+    is not a result (exit 2), whatever a gate later says about its accuracy."""
+    rows = store.fetchall(
+        "SELECT error_type, count(*) AS n FROM case_runs WHERE run_id = ?"
+        " GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1",
+        [summary.run_id],
+    )
+    common = f"; most often {rows[0][0]} ({rows[0][1]} of {summary.finished})" if rows else ""
+    return (
+        f"every case of run {summary.run_id} ended as AGENT_ERROR, so nothing was measured{common} — "
+        f'see `traceladder sql "SELECT case_id, error_type, error_message FROM case_runs WHERE run_id = '
+        f"'{summary.run_id}'\"`"
+    )
 
 
 def _run_with_progress(

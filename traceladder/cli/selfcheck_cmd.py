@@ -30,7 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--judge",
         action="store_true",
         help="measure the judge instead: agreement with labelled trajectories (accuracy, Cohen's "
-        "kappa, confusion per criterion) and rerun drift",
+        "kappa, confusion per criterion) and rerun drift. A real judge is checked first with one "
+        "GET {judge-base-url}/models: unreachable (connection refused, DNS, TLS) or a refused "
+        "key (401) or request (403) exits 2 with the cause; so does a judge that gave no usable "
+        "reply at all (an unusable judge is not a 0%% judge)",
     )
     add_judge_endpoint_options(judge, "the judge to measure (default: sim:judge)")
     judge.add_argument(

@@ -19,7 +19,7 @@ import httpx2
 import openai
 from jsonschema import Draft202012Validator
 
-from traceladder.agent.retry import classify
+from traceladder.agent.retry import classify, connection_cause
 from traceladder.evaluators.judge import CriterionVerdict
 from traceladder.judge.endpoint import DEFAULT_BASE_URL, JudgeEndpoint
 from traceladder.judge.rubric import Prompt, reply_schema
@@ -62,6 +62,24 @@ class JudgeClient:
     def close(self) -> None:
         self._client.close()
 
+    def check(self) -> None:
+        """The endpoint check (`endpoints.probe`): raises `EndpointUnusable` when the judge
+        cannot be reached or refuses the key; a simulated judge has nothing to check."""
+        from traceladder.agent.config import redact_url
+        from traceladder.endpoints.probe import check_endpoint
+
+        if self.endpoint.transport is not None:
+            return
+        source = self.endpoint.key_source
+        note = f"the key came from {source}" if source else "no API key was sent to this host"
+        check_endpoint(
+            self._client,
+            what="the judge endpoint",
+            url=redact_url(self.endpoint.base_url or DEFAULT_BASE_URL) or "",
+            key_note=note if source else f"{note} (set TRACELADDER_JUDGE_API_KEY for it)",
+            timeout_s=min(self.endpoint.timeout_s, 30.0),
+        )
+
     def _validator(self, criteria: tuple[str, ...]) -> Draft202012Validator:
         with self._lock:
             found = self._validators.get(criteria)
@@ -82,7 +100,8 @@ class JudgeClient:
                 response = self._create(messages, prompt.criteria)
             except openai.APIError as exc:
                 error_type, _, _ = classify(exc)
-                error = f"the judge request failed ({error_type})"
+                cause = f": {connection_cause(exc)}" if error_type == "connection" else ""
+                error = f"the judge request failed ({error_type}){cause}"
                 continue
             usage = getattr(response, "usage", None)
             tokens_in += int(getattr(usage, "prompt_tokens", 0) or 0)

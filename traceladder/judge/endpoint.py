@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+
+from traceladder.endpoints.resolve import OPENAI_URL as DEFAULT_BASE_URL
+from traceladder.endpoints.resolve import is_openrouter
 
 if TYPE_CHECKING:
     import httpx2
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+__all__ = ["DEFAULT_BASE_URL", "JudgeEndpoint"]
 
 
 @dataclass(frozen=True)
@@ -22,12 +24,10 @@ class JudgeEndpoint:
     api_key: str | None = None
     timeout_s: float = 60.0
     transport: httpx2.BaseTransport | None = None
+    key_source: str | None = None  # the variable the key came from, for messages (never the key)
 
     @property
     def provider(self) -> str:
-        host = urlsplit(self.base_url or DEFAULT_BASE_URL).hostname or ""
-        return (
-            "traceladder.sim"
-            if self.transport is not None
-            else ("openrouter" if "openrouter" in host else "openai")
-        )
+        if self.transport is not None:
+            return "traceladder.sim"
+        return "openrouter" if is_openrouter(self.base_url or DEFAULT_BASE_URL) else "openai"

@@ -63,6 +63,8 @@ class MetaReport:
     rounds: int
     criteria: tuple[CriterionStats, ...]
     errors: int  # judge errors over all rounds
+    judgments: int  # judge requests over all rounds (items × rounds)
+    first_error: str | None  # the reason of the first judge error, None without one
     disagreements: tuple[tuple[str, str, str, str], ...]  # (item, criterion, label, verdict) in round 1
 
 
@@ -113,9 +115,12 @@ def measure(
     """Judge every item `rounds` times (no cache) and compare with the labels."""
     codes = rubric.codes
 
+    reasons: list[str] = []
+
     def verdicts(item: MetaItem) -> dict[str, str]:
         reply = client.ask(prompt, canonical_text(item.trajectory), codes)
         if reply.criteria is None:
+            reasons.append(reply.error or "no usable reply")  # list.append is atomic across threads
             return dict.fromkeys(prompt.criteria, ERROR)
         return {c.criterion: c.verdict for c in reply.criteria}
 
@@ -143,4 +148,7 @@ def measure(
         disagreements += [
             (item.id, criterion, a, b) for (_, item), (a, b) in zip(labelled, pairs, strict=True) if a != b
         ]
-    return MetaReport(client.endpoint.model, len(items), rounds, tuple(stats), errors, tuple(disagreements))
+    return MetaReport(
+        client.endpoint.model, len(items), rounds, tuple(stats), errors, len(jobs),
+        reasons[0] if reasons else None, tuple(disagreements),
+    )  # fmt: skip
