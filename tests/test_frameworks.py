@@ -9,8 +9,9 @@ plain and streaming, in four scenarios. What is compared is what the scripted se
   twice), except where the producer itself lost the model's text (`LOSSES`, each with its reason,
   asserted to the exact value that arrives instead — a loss is documented, never guessed);
 * the tool definitions, wherever the producer recorded them: the schema the framework sent;
-* the verdicts, through the real CLI (`ingest`, `evaluate`): a schema-violating or invalid-JSON
-  call is never a PASS, and a clean chain never fails rung 1.
+* the verdicts, through the real CLI (`ingest`, `evaluate --policy`): a schema-violating or
+  invalid-JSON call is never a PASS, a clean chain never fails rung 1, and no call read twice
+  shows up as a DUPLICATE_CALL.
 """
 
 from __future__ import annotations
@@ -149,8 +150,19 @@ def test_a_bad_call_is_never_a_pass_and_a_clean_chain_never_fails_rung_1(tmp_pat
     dirs = [FRAMEWORKS / f for f in FIXTURES if f.startswith(producer + "/")]
     files = sorted(str(p) for d in dirs for p in d.glob("collector-*.jsonl"))
     assert cli("ingest", "--db", str(db), *files).returncode == 0
-    result = cli("evaluate", "--db", str(db))
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[defaults]\nforbid_duplicate_calls = true\n")
+    # what a user gives for a producer that records no tool definitions (the OTel Agents
+    # instrumentation): the tools the framework sent; traces that captured their own keep those
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(expected(next(f for f in FIXTURES if f.startswith(producer + "/")))["request_tools"]))
+    result = cli("evaluate", "--db", str(db), "--policy", str(policy), "--tools", str(tools))
     assert result.returncode == 0, result.stderr
+    # one call read twice would be a DUPLICATE_CALL; the only real one is LangChain's streamed
+    # repair, which turns the broken call into a copy of the next one (LOSSES)
+    duplicates = sql(db, "SELECT count(*) AS n FROM findings WHERE code = 'DUPLICATE_CALL'")
+    repaired = sum(1 for key, loss in LOSSES.items() if key[0] == producer and loss[2] == REPAIRED)
+    assert duplicates == [{"n": repaired}]
     rows = sql(db, "SELECT trace_id, verdict, settled_at FROM results")
     verdicts = {r["trace_id"]: r for r in rows}
     calls = sql(db, "SELECT trace_id, call_id, arguments_raw FROM tool_calls")
