@@ -360,3 +360,35 @@ def test_clock_skew_neither_crashes_nor_misorders(tmp_path: Path) -> None:
     assert trend.returncode == 0, trend.stderr
     (bucket,) = json.loads(trend.stdout)["buckets"]
     assert not str(bucket["bucket"]).startswith("2100")  # bucketed by arrival, not by the skewed clock
+
+
+def test_watch_warns_once_about_a_policy_section_for_a_service_it_never_saw(tmp_path: Path) -> None:
+    """`watch` says what `evaluate` says about a policy section matching no stored trace — the same
+    line, once per watch (not once per batch), and nothing for a section that does match."""
+    db = tmp_path / "w.duckdb"
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("shop_agent")
+    for n in range(2):
+        with tracer.start_as_current_span(
+            "invoke_agent shop", attributes={"gen_ai.operation.name": "invoke_agent"}
+        ):
+            attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_order",
+                     "gen_ai.tool.call.id": f"c{n}", "gen_ai.tool.call.arguments": '{"order_id": "W1"}'}  # fmt: skip
+            with tracer.start_as_current_span("execute_tool get_order", attributes=attrs):
+                pass
+    (tmp_path / "t.pb").write_bytes(encode_spans(memory.get_finished_spans()).SerializeToString())
+    assert cli("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0
+    policy = tmp_path / "p.toml"
+    policy.write_text('[service."shop"]\nmax_tool_calls = 3\n\n[service."shpo"]\nmax_tool_calls = 3\n')
+    watched = cli(
+        "watch", "--db", str(db), "--once", "--settle", "0", "--batch", "1", "--policy", str(policy)
+    )
+    assert watched.returncode == 0, watched.stderr
+    assert "judged=2" in watched.stdout  # two batches of one trace
+    warning = "warning: the policy's [service.'shpo'] section matches no trace in the store"
+    assert watched.stderr.count(warning) == 1 and watched.stderr.count("warning:") == 1
+    assert f"traceladder watch: {warning}\n" in watched.stderr
+    evaluated = cli("evaluate", "--db", str(db), "--policy", str(policy))
+    assert evaluated.returncode == 0 and f"traceladder: evaluate: {warning}\n" in evaluated.stderr

@@ -98,8 +98,9 @@ def test_a_plugin_rung_reaches_sql_without_a_migration(tmp_path):
     env = with_plugin(TOY_RUNG)
     db = tmp_path / "toy.duckdb"
     run = cli(
-        "run", "--model", "sim:oracle", "--case", "fc-d1-001", "--case", "fc-d4-001", "--db", str(db), env=env
-    )
+        "run", "--model", "sim:oracle", "--case", "fc-d1-001", "--case", "fc-d4-001", "--db", str(db),
+        "--rungs", "step_budget", env=env,
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr
     rows = sql_json(
         db,
@@ -119,8 +120,9 @@ def test_a_plugin_rung_reaches_sql_without_a_migration(tmp_path):
         {"case_id": "fc-d4-001", "rung_name": "step_budget", "code": "STEP_BUDGET",
          "message": "2 tool calls exceed the budget of 1"}
     ]  # fmt: skip
-    # Without the plug-in, re-evaluating replaces its rows: nothing of it is left behind.
-    assert cli("evaluate", "--db", str(db)).returncode == 0
+    # Without the plug-in (installed but not named), re-evaluating replaces its rows: nothing of it
+    # is left behind.
+    assert cli("evaluate", "--db", str(db), env=env).returncode == 0
     assert sql_json(db, "SELECT count(*) AS n FROM rung_results WHERE rung_name = 'step_budget'", {}) == [
         {"n": 0}
     ]
@@ -152,3 +154,68 @@ def test_docs_extending_commands_run_as_written(tmp_path):
         assert done.returncode == 0, (command, done.stderr)
         if command.startswith("traceladder sql"):
             assert "0 row(s)" not in done.stdout, command
+
+
+def plugin_rows(db, env):
+    return sql_json(
+        db,
+        "SELECT t.evaluator_version AS version, count(g.trace_id) AS step_budget_rows FROM trace_results t "
+        "LEFT JOIN rung_results g ON g.trace_id = t.trace_id AND g.rung_name = 'step_budget' GROUP BY 1 ORDER BY 1",
+        env,
+    )
+
+
+def test_an_installed_plugin_rung_joins_only_when_named(tmp_path):
+    """Installing a rung changes nothing; `--rungs` or the project's traceladder.toml opts in, the
+    flag beats the file, and every result records which rungs judged it."""
+    env = with_plugin(TOY_RUNG)
+    db = tmp_path / "opt.duckdb"
+    run = cli("run", "--model", "sim:oracle", "--case", "fc-d1-001", "--case", "fc-d4-001", "--db", str(db),
+              "--no-judge", env=env)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert plugin_rows(db, env) == [{"version": "3.0.0", "step_budget_rows": 0}]
+    assert cli("evaluate", "--db", str(db), "--rungs", "step_budget", "--no-judge", env=env).returncode == 0
+    assert plugin_rows(db, env) == [{"version": "3.0.0+step_budget", "step_budget_rows": 2}]
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "traceladder.toml").write_text('[evaluation]\nrungs = ["step_budget"]\n')
+    assert cli("evaluate", "--db", str(db), "--no-judge", env=env).returncode == 0  # not in the project
+    assert plugin_rows(db, env) == [{"version": "3.0.0", "step_budget_rows": 0}]
+    assert cli("evaluate", "--db", str(db), "--no-judge", env=env, cwd=project).returncode == 0
+    assert plugin_rows(db, env) == [{"version": "3.0.0+step_budget", "step_budget_rows": 2}]
+    assert cli("evaluate", "--db", str(db), "--no-judge", "--rungs", "", env=env, cwd=project).returncode == 0
+    assert plugin_rows(db, env) == [{"version": "3.0.0", "step_budget_rows": 0}]
+    # the ladder reaches the shards of a sharded evaluation too
+    sharded = cli("evaluate", "--db", str(db), "--shards", "2", "--no-judge", env=env, cwd=project)
+    assert sharded.returncode == 0, sharded.stderr
+    assert plugin_rows(db, env) == [{"version": "3.0.0+step_budget", "step_budget_rows": 2}]
+
+
+@pytest.mark.parametrize(
+    ("argv", "config", "message"),
+    [
+        (["evaluate", "--rungs", "nope"], None, "unknown rung 'nope'; installed plug-in rungs: step_budget"),
+        (["evaluate", "--rungs", "schema"], None, "rung 'schema' is built in and always runs"),
+        (["evaluate", "--rungs", "step_budget,step_budget"], None, "rung 'step_budget' is named twice"),
+        (["evaluate", "--rungs", "a,,b"], None, "give rung names separated by commas"),
+        (["watch", "--once", "--rungs", "nope"], None, "unknown rung 'nope'"),
+        (["run", "--model", "sim:oracle", "--rungs", "nope"], None, "unknown rung 'nope'"),
+        (["evaluate"], '[evaluation]\nrungs = ["nope"]\n', "unknown rung 'nope'"),
+        (
+            ["evaluate"],
+            '[evaluation]\nrung = ["step_budget"]\n',
+            "unknown key 'rung' in [evaluation]; known: rungs",
+        ),
+        (["evaluate"], "[evalution]\nrungs = []\n", "unknown table [evalution]; known: [evaluation]"),
+        (["evaluate"], '[evaluation]\nrungs = "step_budget"\n', "rungs must be a list of rung names"),
+        (["evaluate"], "[evaluation\n", "traceladder.toml: cannot be read"),
+    ],
+)
+def test_a_wrong_rung_name_or_project_file_is_one_line(tmp_path, argv, config, message):
+    db = tmp_path / "x.duckdb"
+    if config is not None:
+        (tmp_path / "traceladder.toml").write_text(config)
+    done = cli(*argv, "--db", str(db), env=with_plugin(TOY_RUNG), cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr
+    assert not db.exists() or not sql_json(db, "SELECT run_id FROM runs", {})  # nothing ran

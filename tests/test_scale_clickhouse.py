@@ -51,6 +51,20 @@ def test_judged_from_clickhouse_like_from_the_store(data, source, tmp_path):
     assert_same_results(db, data / "store.duckdb")
 
 
+def test_every_source_names_the_runs_and_models_the_store_does(data, source):
+    """What decides the default judge is read from the spans alike everywhere: the store, its
+    Parquet export and ClickHouse name the same simulated run and model, and one run alone."""
+    from traceladder.sources.parquet import ParquetSource
+    from traceladder.sources.store import StoreSource
+
+    store = StoreSource(data / "store.duckdb")
+    [(run_id, model)] = store.run_models(None)
+    assert model is not None and model.startswith("sim:")
+    for other in (ParquetSource(data / "export"), source):
+        assert other.run_models(None) == [(run_id, model)]
+        assert other.run_models(run_id) == [(run_id, model)] and other.run_models("nope") == []
+
+
 def test_the_exporters_lookup_view_fired_and_values_are_strings(source):
     client = source.client()
     assert client.query("SELECT count() FROM otel.otel_traces_trace_id_ts").result_rows == [(90,)]

@@ -49,6 +49,24 @@ def judge_calls(stderr: str) -> tuple[int, int]:
     return int(words["calls"]), int(words["cache_hits"])
 
 
+def test_a_parquet_source_gets_the_judge_the_store_gets(data, judged_in_store, tmp_path):
+    """No judge named: the export's spans say their runs used a simulated model, so `evaluate
+    --source parquet:…` judges with sim:judge exactly as `evaluate` on the store does — the same
+    verdicts (a default judge of none turned the judge's FAILs into PASSes)."""
+    store = tmp_path / "store.duckdb"
+    shutil.copy(data / "store.duckdb", store)
+    in_store = cli("evaluate", "--db", str(store), "--no-cache")  # `run` judged it once: not "(cached)"
+    assert in_store.returncode == 0 and "judge: calls=" in in_store.stderr, in_store.stderr
+    db = tmp_path / "results.duckdb"
+    done = cli("evaluate", "--db", str(db), "--source", f"parquet:{data / 'export'}")
+    assert done.returncode == 0 and "judge: calls=" in done.stderr, done.stderr
+    assert done.stdout.split(" ", 2)[2] == in_store.stdout.split(" ", 1)[1]  # runs=… and the verdicts
+    assert results(db) == results(store) == results(judged_in_store)
+    assert rows(db, "SELECT count(*) FROM trace_results WHERE verdict = 'FAIL' AND settled_by = 'judge'") != [
+        (0,)
+    ]
+
+
 @pytest.mark.parametrize("dask", [[], ["--dask", "local:2"]], ids=["in_process", "dask"])
 def test_a_sharded_evaluation_judges_like_the_store(data, judged_in_store, tmp_path, dask):
     db = tmp_path / "results.duckdb"

@@ -163,7 +163,7 @@ def test_too_few_traces_are_never_flagged(db):
     result = cli("trend", "--db", str(db))
     assert result.returncode == 0, result.stderr
     assert (
-        "not enough traces to compare: service shop (prod) version 1.1 (10 judged) vs 1.0 (10 judged); "
+        "not enough traces to compare: service shop (prod) version 1.1 (10 scored) vs 1.0 (10 scored); "
         "each needs --min-traces 30" in result.stdout
     )
     assert cli("trend", "--db", str(db), "--min-traces", "10").returncode == 1  # same data, lower bar
@@ -175,7 +175,7 @@ def test_sample_weights_change_the_rate_and_the_interval_counts_real_evidence(db
         add(store, 10, version="1.0", verdict="FAIL", cls="TOOL_WRONG", weight=3.0)  # each stands for 3
         add(store, 2, version="1.0", weight=None)  # NULL weight counts 1
         row = store.fetchall(
-            "SELECT judged, passed, pass_rate, ci_low, ci_high, judged_effective FROM trend_by_version"
+            "SELECT scored, passed, pass_rate, ci_low, ci_high, scored_effective FROM trend_by_version"
         )
     judged, passed, rate, low, high, effective = row[0]
     assert (judged, passed, rate) == (42.0, 12.0, pytest.approx(12 / 42))  # unweighted it would be 12/22
@@ -235,7 +235,7 @@ def test_views_and_cli_json_agree(db):
         key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
         assert sorted(shown, key=key) == sorted(rows, key=key), by
         for row in rows:  # the SQL interval is the Python one
-            n = row["judged_effective"]
+            n = row["scored_effective"]
             assert (row["ci_low"], row["ci_high"]) == pytest.approx(
                 wilson(row["pass_rate"] * n, n), abs=1e-12
             )
@@ -298,3 +298,78 @@ def test_a_store_from_before_the_trend_views_is_upgraded(db):
     with Store(db, read_only=True) as store:
         applied = store.applied_migrations()
         assert "007_trend_views" in applied and applied[-1] == MIGRATIONS[-1][0]
+
+
+def test_the_pass_rate_is_the_reports_and_the_success_rate_counts_agent_errors(db):
+    """One definition under one name: `trend`'s pass rate is the report's and the gate's,
+    PASS / (PASS + FAIL); the rate that counts AGENT_ERROR as a failure is `success_rate`."""
+    with Store(db) as store:
+        add(store, 31, version="1.0")
+        add(store, 9, version="1.0", verdict="FAIL", cls="TOOL_WRONG")
+        add(
+            store,
+            10,
+            version="1.0",
+            verdict="AGENT_ERROR",
+            cls="AGENT_TIMEOUT",
+            finding=("schema", 1, None, None),
+        )
+        add(store, 4, version="1.0", verdict="SKIP")  # in `traces`, in neither rate
+    _, out = trend_json(db)
+    [bucket] = out["buckets"]
+    assert (bucket["traces"], bucket["judged"], bucket["scored"], bucket["passed"]) == (
+        54.0,
+        50.0,
+        40.0,
+        31.0,
+    )
+    assert bucket["pass_rate"] == pytest.approx(31 / 40) and bucket["success_rate"] == pytest.approx(31 / 50)
+    assert (bucket["ci_low"], bucket["ci_high"]) == pytest.approx(wilson(31, 40))
+    assert bucket["scored_effective"] == pytest.approx(40.0) and "judged_effective" not in bucket
+    text = cli("trend", "--db", str(db)).stdout
+    assert "77.5%" in text and "62.0%" in text  # pass rate, success rate
+
+
+def test_trend_and_the_report_agree_on_a_suite_run(tmp_path):
+    """A real suite run with agent errors (sim:faulty retries out of 500s): the report's accuracy,
+    the gate's pass rate and `trend`'s pass rate are one number."""
+    db = tmp_path / "suite.duckdb"
+    run = cli("run", "--db", str(db), "--no-judge")
+    assert run.returncode == 0, run.stderr
+    run_id = next(line.split("=", 1)[1] for line in run.stdout.splitlines() if line.startswith("run_id="))
+    report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
+    counts = report["summary"]["verdict_counts"]
+    assert counts["AGENT_ERROR"] > 0  # else the two definitions could not differ
+    _, out = trend_json(db)
+    [bucket] = out["buckets"]
+    assert bucket["pass_rate"] == pytest.approx(report["summary"]["accuracy"])
+    assert bucket["success_rate"] == pytest.approx(
+        counts["PASS"] / (counts["PASS"] + counts["FAIL"] + counts["AGENT_ERROR"])
+    )
+    floor = f"{report['summary']['accuracy'] * 100 + 0.5:.1f}%"
+    gate = cli("gate", "--db", str(db), "--run", run_id, "--min-pass-rate", floor)
+    assert gate.returncode == 1 and f"pass rate {report['summary']['accuracy']:.1%}" in gate.stderr
+    text = cli("trend", "--db", str(db)).stdout
+    assert f"{report['summary']['accuracy'] * 100:.1f}%" in text
+
+
+def test_a_store_with_the_first_trend_views_gets_the_one_pass_rate(db):
+    """A store written with 007's views (pass rate over PASS + FAIL + AGENT_ERROR) is upgraded by
+    `trend`'s one short write open: its numbers are the current definition's."""
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+        for name, sql in MIGRATIONS:
+            if name == "009_one_pass_rate":
+                break
+            conn.execute(sql)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, now())", [name])
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("INSERT INTO traces VALUES ('ab', ?, ?, 1, 1, true, NULL, NULL, false, 'shop', '1.0', NULL, "
+                     "NULL, 0)", [DAY1, DAY1])  # fmt: skip
+        conn.execute("INSERT INTO traces VALUES ('cd', ?, ?, 2, 1, true, NULL, NULL, false, 'shop', '1.0', NULL, "
+                     "NULL, 0)", [DAY1, DAY1])  # fmt: skip
+        conn.execute("INSERT INTO trace_results (trace_id, verdict, evaluator_version, evaluated_at) VALUES "
+                     "('ab', 'PASS', '3.0.0', now()), ('cd', 'AGENT_ERROR', '3.0.0', now())")  # fmt: skip
+    _, out = trend_json(db)
+    [bucket] = out["buckets"]
+    assert (bucket["pass_rate"], bucket["success_rate"]) == (1.0, 0.5)

@@ -18,7 +18,7 @@ from rich.console import Console
 
 if TYPE_CHECKING:
     from traceladder.evaluation.assemble import LiveOptions
-    from traceladder.storage.db import Store
+    from traceladder.evaluators.ladder import Ladder
 
 DEFAULT_DB = "traceladder.duckdb"
 
@@ -166,12 +166,32 @@ def live_options(args: argparse.Namespace) -> LiveOptions:
     )
 
 
-def warn_unseen_policy_sections(store: Store, live: LiveOptions, say: Callable[[str], None]) -> None:
-    """A policy section for a service or agent that never appears is most likely a typo."""
-    if live.policies is None:
-        return
-    services = {r[0] for r in store.fetchall("SELECT DISTINCT service FROM traces")}
-    agents = {r[0] for r in store.fetchall("SELECT DISTINCT agent_name FROM traces")}
-    for kind, name in live.policies.sections():
-        if name not in (services if kind == "service" else agents):
-            say(f"warning: the policy's [{kind}.{name!r}] section matches no trace in the store")
+def rung_names(text: str) -> tuple[str, ...]:
+    """`--rungs NAME,...`: plug-in rung names; an empty value names none (overriding the file)."""
+    names = tuple(n.strip() for n in text.split(","))
+    if names == ("",):
+        return ()
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r}: give rung names separated by commas, e.g. step_budget")
+    return names
+
+
+def add_rungs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rungs",
+        type=rung_names,
+        default=None,
+        metavar="NAME,...",
+        help="installed plug-in rungs to add to the built-in ones (default: [evaluation] rungs in "
+        "./traceladder.toml, else none: an installed plug-in never runs unless named; '' names none)",
+    )
+
+
+def ladder_for(args: argparse.Namespace) -> Ladder:
+    """The ladder these arguments ask for: the built-in rungs plus the plug-ins `--rungs` names,
+    else those the project's traceladder.toml names. An unknown name is a `UserError`."""
+    from traceladder.evaluators.ladder import load_ladder
+    from traceladder.project_config import load_project_config
+
+    names = args.rungs if args.rungs is not None else load_project_config().rungs
+    return load_ladder(names)

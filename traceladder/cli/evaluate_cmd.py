@@ -10,15 +10,18 @@ from traceladder.cli.common import (
     add_db_option,
     add_domain_option,
     add_live_options,
+    add_rungs_option,
     db_path,
+    ladder_for,
     live_options,
     run_id_arg,
-    warn_unseen_policy_sections,
 )
 from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged, simulated_runs
 from traceladder.cli.sources_opt import add_source_options, evaluate_from_source, uses_sources
 from traceladder.evaluation import evaluate_store
+from traceladder.evaluation.policy_check import warn_unseen_policy_sections
 from traceladder.storage.db import open_store
+from traceladder.storage.readers import read_run_models
 from traceladder.text import printable
 
 
@@ -41,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
     add_live_options(p)
+    add_rungs_option(p)
     add_source_options(p)
     add_judge_options(p)
     p.set_defaults(handler=handle)
@@ -48,19 +52,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     live = live_options(args)
+    ladder = ladder_for(args)
     if uses_sources(args):
-        return evaluate_from_source(args, live)
+        return evaluate_from_source(args, live, ladder)
 
     def say(text: str) -> None:
         print(f"traceladder: evaluate: {printable(text)}", file=sys.stderr, flush=True)
 
     with open_store(db_path(args)) as store:
-        judge = judge_options(args, simulated=simulated_runs(store, args.run))
+        judge = judge_options(args, simulated=simulated_runs(read_run_models(store, args.run)))
         summary = evaluate_store(
-            store, run_id=args.run, domain=args.domain, cases_path=args.cases, live=live, judge=judge
+            store,
+            run_id=args.run,
+            domain=args.domain,
+            cases_path=args.cases,
+            ladder=ladder,
+            live=live,
+            judge=judge,
         )
         say_judged(summary)
-        warn_unseen_policy_sections(store, live, say)
+        warn_unseen_policy_sections(store, live.policies, say)
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
     print(f"evaluated={summary.units} runs={','.join(summary.runs) or '-'} {counts}".rstrip())
     return 0

@@ -2,7 +2,9 @@
 
 Which judge: `--judge-model`, else `TRACELADDER_JUDGE_MODEL`, else `sim:judge` when every run
 judged used a simulated model (the simulator's traces get the simulated judge, so `make eval`
-exercises rung 5 with no key), else none — rung 5 is then `not_evaluated`, said so.
+exercises rung 5 with no key), else none — rung 5 is then `not_evaluated`, said so. Which model a
+run used is read from its spans (`simulated_runs`), so the store and any copy of its spans (a
+Parquet export, ClickHouse) get the same judge and the same verdicts.
 """
 
 from __future__ import annotations
@@ -11,13 +13,12 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from traceladder.errors import UserError
 from traceladder.evaluation.evaluate import EvaluationSummary
 from traceladder.judge.phase import JudgeBudget, JudgeOptions
-from traceladder.storage.db import Store
 from traceladder.text import printable
 
 _BUDGET = re.compile(r"^\s*(\d+)\s*(calls?|tokens?)?\s*$")
@@ -119,12 +120,11 @@ def judge_options(
     )
 
 
-def simulated_runs(store: Store, run_id: str | None) -> bool:
-    """Whether the runs judged (one, or every run in the store) all used a simulated model."""
-    models = [
-        m for (m,) in store.fetchall("SELECT model FROM runs WHERE ? IS NULL OR run_id = ?", [run_id, run_id])
-    ]
-    return bool(models) and all(str(m).startswith("sim:") for m in models)
+def simulated_runs(run_models: Iterable[tuple[str, str | None]]) -> bool:
+    """Whether the runs judged all used a simulated model: `run_models` is (run id, model) as the
+    spans record them (`storage.readers.read_run_models`, `SpanSource.run_models`); no run, no."""
+    models = [model for _, model in run_models]
+    return bool(models) and all(model is not None and model.startswith("sim:") for model in models)
 
 
 def say_judged(summary: EvaluationSummary) -> None:

@@ -12,9 +12,11 @@ from traceladder.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS, AgentConf
 from traceladder.cli.common import (
     add_db_option,
     add_domain_option,
+    add_rungs_option,
     db_path,
     domain_name,
     int_range,
+    ladder_for,
     run_id_arg,
     seconds,
     terminal,
@@ -144,6 +146,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sim-delay", type=seconds(allow_zero=True, high=10.0), default=0.0, help=argparse.SUPPRESS
     )
+    add_rungs_option(p)
     add_judge_options(p)
     p.set_defaults(handler=handle)
 
@@ -227,11 +230,17 @@ def handle(args: argparse.Namespace) -> int:
             sim_delay_s=args.sim_delay, stop_after_errors=args.stop_after_errors,
         )  # fmt: skip
         judge = None if args.no_report else judge_options(args, simulated=is_sim(choice.model))
+        ladder = ladder_for(args)  # before the run: a wrong rung name must not cost a whole run
         summary = _run_with_progress(store, choice, config, options, domain)
         report_path = None
         if not args.no_report:
             evaluated = evaluate_store(
-                store, run_id=summary.run_id, domain=domain.name, cases_path=args.cases, judge=judge
+                store,
+                run_id=summary.run_id,
+                domain=domain.name,
+                cases_path=args.cases,
+                ladder=ladder,
+                judge=judge,
             )
             say_judged(evaluated)
             report = load_report(store, summary.run_id)

@@ -13,7 +13,7 @@ from traceladder.evaluation.assemble import LiveOptions
 from traceladder.text import printable
 
 if TYPE_CHECKING:
-    from traceladder.sources.store import StoreSource
+    from traceladder.evaluators.ladder import Ladder
 
 
 def add_source_options(p: argparse.ArgumentParser) -> None:
@@ -50,8 +50,8 @@ def uses_sources(args: argparse.Namespace) -> bool:
     return bool(args.source or args.dask or args.shards)
 
 
-def evaluate_from_source(args: argparse.Namespace, live: LiveOptions) -> int:
-    from traceladder.cli.judge_options import judge_options, say_judged
+def evaluate_from_source(args: argparse.Namespace, live: LiveOptions, ladder: Ladder) -> int:
+    from traceladder.cli.judge_options import judge_options, say_judged, simulated_runs
     from traceladder.evaluation.executors import executor_for
     from traceladder.evaluation.shards import DEFAULT_SHARDS, ShardJob, evaluate_source
     from traceladder.sources import open_source
@@ -65,13 +65,13 @@ def evaluate_from_source(args: argparse.Namespace, live: LiveOptions) -> int:
             "use a ClickHouse server (clickhouse://…) or export to Parquet"
         )
     shards = args.shards or source.natural_shards() or DEFAULT_SHARDS
-    job = ShardJob(source, shards, args.run, args.domain, args.cases, live)
-    # Rung 5 runs here, on the shards' survivors, with its cache and spans in --db. The default
-    # judge follows `evaluate`'s rule where the source records its runs (a store); a Parquet or
-    # ClickHouse source's traces get a judge only when one is named (decision 69).
-    judge = judge_options(args, simulated=isinstance(source, StoreSource) and _simulated(source, args.run))
+    job = ShardJob(source, shards, args.run, args.domain, args.cases, live, ladder=ladder)
     executor = executor_for(args.dask, timeout_s=args.dask_timeout)
     try:
+        # Rung 5 runs here, on the shards' survivors, with its cache and spans in --db. The default
+        # judge is decided from the source's spans by `evaluate`'s own rule (decision 75).
+        source.check()
+        judge = judge_options(args, simulated=simulated_runs(source.run_models(args.run)))
         summary, spans = evaluate_source(db, source, executor, job, judge)
     finally:
         executor.close()
@@ -81,14 +81,3 @@ def evaluate_from_source(args: argparse.Namespace, live: LiveOptions) -> int:
     print(f"evaluated={summary.units} spans={spans} runs={','.join(summary.runs) or '-'} {counts}".rstrip())
     say_judged(summary)
     return 0
-
-
-def _simulated(source: StoreSource, run_id: str | None) -> bool:
-    """Whether the source store's runs in scope all used a simulated model (no store: no runs)."""
-    from traceladder.cli.judge_options import simulated_runs
-    from traceladder.storage.db import open_store
-
-    if not source.path.exists():
-        return False
-    with open_store(source.path, read_only=True) as store:
-        return simulated_runs(store, run_id)

@@ -35,13 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "trend",
         help="pass rates per deploy or over time; exit 1 when a deploy's pass rate dropped",
-        description="One row per service version (or hour, or day): traces, judged traces (PASS, FAIL, "
-        "AGENT_ERROR; NOT_EVALUATED and SKIP are counted but not rated), the pass rate with its Wilson "
-        "95% interval, per-rung pass rates and the top failure classes, all weighted by sampling. "
+        description="One row per service version (or hour, or day): traces, scored traces (PASS or FAIL), "
+        "the pass rate PASS / (PASS + FAIL) — the reports' and the gate's — with its Wilson 95% "
+        "interval, the success rate PASS / (PASS + FAIL + AGENT_ERROR), per-rung pass rates and the top "
+        "failure classes, all weighted by sampling (NOT_EVALUATED and SKIP are counted but not rated). "
         "Then each bucket is compared with the one before it (same service and environment): a drop "
-        "is flagged when both have at least --min-traces judged traces and the one-sided pooled "
-        "two-proportion z-test gives p < --alpha. Exit codes: 0 no drop (or nothing to compare); "
-        "1 a drop was flagged; 2 usage or store error. See docs/live.md.",
+        "is flagged when both have at least --min-traces scored traces and the one-sided pooled "
+        "two-proportion z-test of the pass rates gives p < --alpha. Exit codes: 0 no drop (or nothing "
+        "to compare); 1 a drop was flagged; 2 usage or store error. See docs/live.md.",
     )
     add_db_option(p)
     p.add_argument("--by", choices=BY_CHOICES, default="version", help="bucket by (default: version)")
@@ -50,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA, metavar="A",
                    help=f"significance level of the drop test (default {DEFAULT_ALPHA})")  # fmt: skip
     p.add_argument("--min-traces", type=int_range(1, 1_000_000_000), default=DEFAULT_MIN_TRACES, metavar="N",
-                   help=f"judged traces each side needs (default {DEFAULT_MIN_TRACES})")  # fmt: skip
+                   help=f"scored traces each side needs (default {DEFAULT_MIN_TRACES})")  # fmt: skip
     p.add_argument("--format", choices=("table", "json"), default="table", help="output (default: table)")
     p.set_defaults(handler=handle)
 
@@ -132,8 +133,8 @@ def describe(c: Comparison, result: Trend) -> str:
     head = f"{_where(after)} {result.by} {label(after, result.by)}"
     if c.z is None or c.p is None:
         return (
-            f"not enough traces to compare: {head} ({_count(after.row['judged_effective'])} judged) vs "
-            f"{label(before, result.by)} ({_count(before.row['judged_effective'])} judged); "
+            f"not enough traces to compare: {head} ({_count(after.row['scored_effective'])} scored) vs "
+            f"{label(before, result.by)} ({_count(before.row['scored_effective'])} scored); "
             f"each needs --min-traces {result.min_traces}"
         )
     rates = (
@@ -160,8 +161,8 @@ def render_text(result: Trend, console: Console) -> None:
     if note:
         line(note)
     table = Table()
-    for name in ("service", "env", result.by, "traces", "judged", "pass rate", "95% CI"):
-        table.add_column(name, justify="right" if name in ("traces", "judged", "pass rate") else "left")
+    for name in ("service", "env", result.by, "traces", "scored", "pass rate", "95% CI", "success rate"):
+        table.add_column(name, justify="left" if name in ("service", "env", result.by, "95% CI") else "right")
     table.add_column("rungs (pass rate)", overflow="fold", min_width=17)
     table.add_column("top failure classes (traces)", overflow="fold")
     for b in result.buckets:
@@ -170,8 +171,10 @@ def render_text(result: Trend, console: Console) -> None:
             f"{c.failure_class} {_count(c.traces)}" + (f"\n  {c.where()}" if c.where() else "")
             for c in b.classes[:SHOWN_CLASSES]
         )
-        cells = (b.key[0] or "—", b.key[1] or "—", label(b, result.by), _count(b.row["traces"]),
-                 _count(b.row["judged"]), _pct(b.row["pass_rate"]), _ci(b), rungs, classes)  # fmt: skip
+        row = b.row
+        cells = (b.key[0] or "—", b.key[1] or "—", label(b, result.by), _count(row["traces"]),
+                 _count(row["scored"]), _pct(row["pass_rate"]), _ci(b), _pct(row["success_rate"]), rungs,
+                 classes)  # fmt: skip
         table.add_row(*(Text(printable(cell)) for cell in cells))
     console.print(table)
     for c in result.comparisons:

@@ -12,8 +12,10 @@ from traceladder.cli.common import (
     add_db_option,
     add_domain_option,
     add_live_options,
+    add_rungs_option,
     db_path,
     int_range,
+    ladder_for,
     live_options,
     seconds,
 )
@@ -35,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db_option(p)
     add_domain_option(p, "tool schemas for traces that captured no definitions (and no --tools)")
     add_live_options(p)
+    add_rungs_option(p)
     p.add_argument("--settle", type=seconds(allow_zero=True), default=30.0, metavar="S",
                    help="seconds without a new span before a trace is complete (default 30)")  # fmt: skip
     p.add_argument("--orphan-after", type=seconds(), default=None, metavar="S",
@@ -53,6 +56,7 @@ def handle(args: argparse.Namespace) -> int:
     options = WatchOptions(
         settle_s=args.settle, orphan_after_s=args.orphan_after, interval_s=args.interval, batch=args.batch,
         domain=args.domain, live=live_options(args), judge=judge_options(args, simulated=False),
+        ladder=ladder_for(args),
     )  # fmt: skip
     stop = threading.Event()
 

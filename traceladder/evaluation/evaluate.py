@@ -20,7 +20,7 @@ from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
 from traceladder.evaluation.pool import Judges, paused_gc
-from traceladder.evaluators.ladder import Ladder, load_ladder
+from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.judgments import forget_judgments
@@ -63,7 +63,8 @@ def evaluate_store(
 
     `domain` is the default for case-tagged traces that name none and a schema source for traces
     without a case; `live` adds the other open-path inputs (a tools file, an invariant policy)
-    and the sampling rule; `ladder` defaults to the built-in rungs plus installed plug-ins.
+    and the sampling rule; `ladder` defaults to the built-in rungs (plug-in rungs join only when
+    named: `evaluators.ladder.load_ladder`).
     `after` runs inside the transaction that writes the results (a watermark that commits with
     them, or not at all). `judge` adds rung 5: the traces the code rungs passed are judged by it
     (`evaluation.judging`). `judge_tag` instead says rung 5 is decided elsewhere, by that judge (a
@@ -75,7 +76,7 @@ def evaluate_store(
         raise UserError(f"no traces of run {run_id} in {store.path}")
     sampled = [u for u in units if live.sampling.keeps(u.trace_id, u.error)]
     ctx = build_context(
-        units, ladder or load_ladder(), domain=domain, cases_path=cases_path,
+        units, ladder or Ladder(), domain=domain, cases_path=cases_path,
         tools_file=live.tools, policies=live.policies, sampling=live.sampling,
         definition_sets=read_definition_sets(store, (u.definitions for u in sampled if u.definitions)),
     )  # fmt: skip

@@ -30,7 +30,7 @@ from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_
 from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
 from traceladder.evaluation.executors import Executor
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
-from traceladder.evaluators.ladder import load_ladder
+from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
 from traceladder.sources.base import SpanSource
 from traceladder.sources.shard import shard_of
@@ -61,6 +61,7 @@ class ShardJob:
     cases_path: Path | None = None
     live: LiveOptions = NO_LIVE_OPTIONS
     judge_tag: str | None = None  # rung 5 runs on the client, by this judge (see `evaluate_source`)
+    ladder: Ladder = Ladder()  # the built-in rungs plus the plug-ins named (`evaluators.ladder`)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def judge_shard(job: ShardJob, shard: int) -> ShardResult:
             return ShardResult(shard, spans.num_rows, ResultTables.concat([]))
         evaluate_store(
             scratch, run_id=job.run_id, domain=job.domain, cases_path=job.cases_path, workers=1,
-            live=job.live, judge_tag=job.judge_tag,
+            ladder=job.ladder, live=job.live, judge_tag=job.judge_tag,
         )  # fmt: skip
         tables = _read_back(scratch)
         survivors = SurvivorInputs.read(scratch, units, [tables], definitions=True) if job.judge_tag else None
@@ -206,7 +207,7 @@ def _judge_here(
     """Rung 5 over every shard's survivors, the survivors folded again with their judgments."""
     inputs = SurvivorInputs.concat(parts)
     ctx = build_context(
-        inputs.units, load_ladder(), domain=job.domain, cases_path=job.cases_path,
+        inputs.units, job.ladder, domain=job.domain, cases_path=job.cases_path,
         tools_file=job.live.tools, policies=job.live.policies, sampling=job.live.sampling,
         definition_sets=inputs.definition_sets,
     )  # fmt: skip

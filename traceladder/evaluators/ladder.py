@@ -9,6 +9,9 @@ rung *settles* the verdict, never what is visible.
 
 Adding a rung is one module and one line in `BUILTIN` (or an entry point in the
 `traceladder.rungs` group for a plug-in); results are stored long-form, so no migration.
+Plug-in rungs are opt-in: installing a package that registers one changes nothing until a run
+names it (`load_ladder(("step_budget",))`, from `--rungs` or the project's traceladder.toml),
+and every result records the rungs beyond the built-ins in its evaluator version.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, Protocol
 
+from traceladder.errors import UserError
 from traceladder.evaluators import call_match, invariants, judge, partial_credit, schema, state, trajectory
 from traceladder.evaluators.analysis import Analysis
 from traceladder.evaluators.classes import dominant
@@ -164,11 +168,36 @@ def _ladder_from(references: tuple[Any, ...]) -> Ladder:
     return Ladder(tuple(_resolve(r) for r in references))
 
 
-def plugin_rungs() -> tuple[Rung, ...]:
-    """Rungs installed packages register in the `traceladder.rungs` entry-point group."""
-    return tuple(ep.load() for ep in entry_points(group=GROUP))
+def plugin_rungs(names: Sequence[str]) -> tuple[Rung, ...]:
+    """The installed plug-in rungs `names` names, in that order. A name that is not installed, a
+    built-in's name, a name given twice, or a plug-in that fails to load or calls itself by
+    another name is a `UserError` (one line)."""
+    found = {ep.name: ep for ep in entry_points(group=GROUP)}
+    builtin = {r.NAME for r in BUILTIN}
+    rungs: list[Rung] = []
+    for name in names:
+        if name in builtin:
+            raise UserError(f"rung {name!r} is built in and always runs; name only plug-in rungs")
+        if name in (r.NAME for r in rungs):
+            raise UserError(f"rung {name!r} is named twice")
+        ep = found.get(name)
+        if ep is None:
+            shown = ", ".join(sorted(found)) or "none"
+            raise UserError(f"unknown rung {name!r}; installed plug-in rungs: {shown}")
+        try:
+            rung = ep.load()
+        except Exception as exc:  # a broken plug-in is a configuration problem, said in one line
+            raise UserError(
+                f"rung {name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
+            ) from None
+        if getattr(rung, "NAME", None) != name:
+            raise UserError(f"rung {name!r} ({ep.value}) calls itself {getattr(rung, 'NAME', None)!r}; "
+                            "the names must match")  # fmt: skip
+        rungs.append(rung)
+    return tuple(rungs)
 
 
-def load_ladder() -> Ladder:
-    """The built-in rungs plus every installed plug-in rung, in ladder order."""
-    return Ladder(BUILTIN).with_rungs(plugin_rungs())
+def load_ladder(plugins: Sequence[str] = ()) -> Ladder:
+    """The built-in rungs plus the plug-in rungs named in `plugins`, in ladder order. An installed
+    plug-in that is not named does not run: installing a package must not change verdicts."""
+    return Ladder(BUILTIN).with_rungs(plugin_rungs(plugins))

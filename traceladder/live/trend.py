@@ -1,16 +1,18 @@
 """Scores over time and per deploy, and the drop test behind `traceladder trend`.
 
 Each bucket's counts, pass rate and Wilson interval are read from the views of migration
-007_trend_views (`trend_by_version`, `trend_by_hour`, `trend_by_day`; docs/data-model.md), never
-computed again here. Beside them: per-rung pass rates and the failure classes of each bucket, from
-the same `trend_traces` rows with the same weights.
+009_one_pass_rate (`trend_by_version`, `trend_by_hour`, `trend_by_day`; docs/data-model.md), never
+computed again here. The pass rate is the reports' and the gate's: PASS / (PASS + FAIL); the
+rate that counts AGENT_ERROR as a failure is `success_rate`, shown beside it, never tested.
+Beside them: per-rung pass rates and the failure classes of each bucket, from the same
+`trend_traces` rows with the same weights.
 
 The drop test compares each bucket with the one before it, per service and environment: versions
 in the order they were first seen (traces without a `service.version` are not a deploy and are left
-out), hours or days in time order. A pair is flagged when both have at least `min_traces` judged
-traces (the views' `judged_effective`) and the one-sided pooled two-proportion z-test of "the later
-rate is lower" gives p < `alpha`. A flagged pair names the failure classes whose share of judged
-traces grew, each with the rung, tool and parameter most of its findings name.
+out), hours or days in time order. A pair is flagged when both have at least `min_traces` scored
+traces (PASS or FAIL; the views' `scored_effective`) and the one-sided pooled two-proportion
+z-test of "the later rate is lower" gives p < `alpha`. A flagged pair names the failure classes
+whose share of judged traces grew, each with the rung, tool and parameter most of its findings name.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ _SOURCES = {
     "hour": ("trend_by_hour", "bucket", "hour_bucket"),
     "day": ("trend_by_day", "bucket", "day_bucket"),
 }
+TREND_MIGRATION = "009_one_pass_rate"  # the views as this module reads them
 _ORDER = {"version": "first_seen, service_version", "hour": "bucket", "day": "bucket"}
 Key = tuple[str | None, str | None, Any]  # service, environment, version or bucket start
 
@@ -126,15 +129,15 @@ class Trend:
 
 
 def open_trend_store(path: Path) -> Store:
-    """The store, read-only, with the trend views: a store last written before migration 007 is
-    upgraded by one short write open first (readers never migrate)."""
+    """The store, read-only, with the trend views: a store last written before migration
+    009_one_pass_rate is upgraded by one short write open first (readers never migrate)."""
     store = open_store(path, read_only=True)
-    if "trend_by_version" in store.tables():
+    if TREND_MIGRATION in store.applied_migrations():
         return store
     store.close()
     if not os.access(path, os.W_OK):
         raise StoreError(
-            f"{path} predates the trend views (migration 007_trend_views) and is not writable; "
+            f"{path} predates the current trend views (migration {TREND_MIGRATION}) and is not writable; "
             "open it once with a writing command (e.g. `traceladder evaluate`) to add them"
         )
     Store(path).close()
@@ -260,7 +263,7 @@ def _compare(buckets: list[Bucket], by: str, alpha: float, min_traces: int) -> t
     out = []
     for series in groups.values():  # already in first-seen / time order
         for before, after in zip(series, series[1:], strict=False):
-            n1, n2 = before.row["judged_effective"], after.row["judged_effective"]
+            n1, n2 = before.row["scored_effective"], after.row["scored_effective"]
             if n1 < min_traces or n2 < min_traces:
                 out.append(Comparison(before, after, None, None, False, ()))
                 continue

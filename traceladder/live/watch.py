@@ -12,7 +12,8 @@ one transaction, so a watch killed at any moment (kill -9 included) has either r
 completely or not at all: restarted, it neither judges a trace twice nor skips one.
 
 The store is opened per batch and closed between polls, so `serve` (which folds whenever the
-store is free) and other commands keep working.
+store is free) and other commands keep working. After the first batch, a policy section that
+matches no stored trace is warned about once, as `evaluate` does (`evaluation.policy_check`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import duckdb
 from traceladder.errors import StoreBusy
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
 from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
+from traceladder.evaluation.policy_check import warn_unseen_policy_sections
+from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions
 from traceladder.storage.db import Store, open_store
 
@@ -55,6 +58,7 @@ class WatchOptions:
     live: LiveOptions = NO_LIVE_OPTIONS
     workers: int | None = None
     judge: JudgeOptions | None = None  # rung 5 for the traces the code rungs pass
+    ladder: Ladder = Ladder()  # the built-in rungs plus the plug-ins named (`evaluators.ladder`)
 
 
 @dataclass
@@ -91,16 +95,26 @@ def _record(name: str) -> Callable[[duckdb.DuckDBPyConnection, EvaluationSummary
     return record
 
 
-def judge_due(db: Path, options: WatchOptions, now: datetime | None = None) -> EvaluationSummary | None:
-    """One poll: judge up to `options.batch` due traces; None when nothing was due."""
+def judge_due(
+    db: Path,
+    options: WatchOptions,
+    now: datetime | None = None,
+    *,
+    judged: Callable[[Store], None] | None = None,
+) -> EvaluationSummary | None:
+    """One poll: judge up to `options.batch` due traces; None when nothing was due. `judged` is
+    called with the store, still open, after a batch was written."""
     with open_store(db) as store:
         due = due_traces(store, options, now or datetime.now(UTC).replace(tzinfo=None))
         if not due:
             return None
-        return evaluate_store(
-            store, domain=options.domain, live=options.live, trace_ids=due, workers=options.workers,
-            after=_record(options.name), judge=options.judge,
+        summary = evaluate_store(
+            store, domain=options.domain, ladder=options.ladder, live=options.live, trace_ids=due,
+            workers=options.workers, after=_record(options.name), judge=options.judge,
         )  # fmt: skip
+        if judged is not None:
+            judged(store)
+        return summary
 
 
 def watch(
@@ -120,6 +134,13 @@ def watch(
     """
     progress = WatchProgress()
     waiting_said = False
+    policy_checked = False
+
+    def check_policy(store: Store) -> None:
+        nonlocal policy_checked
+        policy_checked = True
+        warn_unseen_policy_sections(store, options.live.policies, say)
+
     while not stopping():
         if not db.exists():
             if not waiting_said:
@@ -130,7 +151,7 @@ def watch(
             time.sleep(options.interval_s)
             continue
         try:
-            summary = judge_due(db, options)
+            summary = judge_due(db, options, judged=None if policy_checked else check_policy)
         except StoreBusy as exc:  # held by a long command: the traces wait safely
             if once:  # nothing was judged: `watch --once && …` must not pass
                 raise

@@ -187,8 +187,8 @@ def trend(rows: Sequence[Mapping[str, Any]]) -> str:
     out = (
         '<section id="trend"><h2>Trend by service.version</h2><p>Every judged trace in the store, not only '
         "this window, per deploy in the order each version was first seen: the numbers "
-        "<code>traceladder trend</code> prints. Here AGENT_ERROR counts as judged (a crash in production "
-        "failed its user).</p>"
+        "<code>traceladder trend</code> prints. The pass rate is PASS / (PASS + FAIL), as above; the "
+        "success rate also counts AGENT_ERROR as a failure (a crash in production failed its user).</p>"
     )
     if not rows:
         return out + '<p class="muted">No judged trace records a service.</p></section>'
@@ -196,18 +196,26 @@ def trend(rows: Sequence[Mapping[str, Any]]) -> str:
         Bar(
             str(t["label"]),
             [(t["pass_rate"] or 0.0, "pass", f"{pct(t['pass_rate'])} passed")],
-            f"{pct(t['pass_rate'])} ({t['passed']:g}/{t['judged']:g})"
+            f"{pct(t['pass_rate'])} ({t['passed']:g}/{t['scored']:g})"
             + (" ▼ drop" if t.get("flagged") else ""),
             (t["ci_low"], t["ci_high"]) if t["ci_low"] is not None else None,
         )
         for t in rows
     ]
     body = (
-        f"<tr>{td(esc(t['label']))}{td(format(t['traces'], 'g'), 'num')}{td(format(t['judged'], 'g'), 'num')}"
+        f"<tr>{td(esc(t['label']))}{td(format(t['traces'], 'g'), 'num')}{td(format(t['scored'], 'g'), 'num')}"
         f"{td(pct(t['pass_rate']), 'num')}{td(pct(t['ci_low']) + '–' + pct(t['ci_high']))}"
-        f"{td(esc(t.get('drop') or ''))}</tr>"
+        f"{td(pct(t['success_rate']), 'num')}{td(esc(t.get('drop') or ''))}</tr>"
         for t in rows
     )
-    heads = ("deploy", "traces", "judged", "pass rate", "95% interval", "against the previous deploy")
+    heads = (
+        "deploy",
+        "traces",
+        "scored",
+        "pass rate",
+        "95% interval",
+        "success rate",
+        "against the previous deploy",
+    )
     chart_html = bars(chart, title="pass rate per deploy, with 95% intervals", scale=1)
     return out + chart_html + table(heads, body) + "</section>"

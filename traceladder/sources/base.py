@@ -36,6 +36,12 @@ class SpanSource(Protocol):
         with that count, or a divisor of it, touches only the shard's own files."""
         ...
 
+    def run_models(self, run_id: str | None) -> list[tuple[str, str | None]]:
+        """(run id, model) for every run the spans record on their invoke_agent spans
+        (`traceladder.run.id`, `gen_ai.request.model`), or only `run_id`'s: what decides the
+        default judge, from the spans themselves, exactly as for a store (`storage.readers.RUN_MODELS`)."""
+        ...
+
     def read_shard(self, shard: int, shards: int) -> pa.Table:
         """Every span of every trace whose `shard_of(trace_id, shards) == shard`, in SPAN_SCHEMA.
         A trace is never split across shards: the shard is a function of the trace id alone."""

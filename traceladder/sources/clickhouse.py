@@ -107,6 +107,21 @@ class ClickHouseSource:
     def natural_shards(self) -> int | None:
         return None
 
+    def run_models(self, run_id: str | None) -> list[tuple[str, str | None]]:
+        # `storage.readers.RUN_MODELS` in ClickHouse's words: a missing map key reads as ''.
+        sql = (
+            "SELECT DISTINCT SpanAttributes['traceladder.run.id'] AS run_id, "
+            "SpanAttributes['gen_ai.request.model'] AS model "
+            f"FROM {self.qualified} "
+            "WHERE SpanAttributes['gen_ai.operation.name'] = 'invoke_agent' "
+            "AND SpanAttributes['traceladder.run.id'] != '' "
+            "AND ({run:String} = '' OR SpanAttributes['traceladder.run.id'] = {run:String}) "
+            "ORDER BY run_id, model"
+        )
+        rows = self._query(sql, {"run": run_id or ""})
+        return [(r, m or None) for r, m in zip(rows.column("run_id").to_pylist(),
+                                               rows.column("model").to_pylist(), strict=True)]  # fmt: skip
+
     def read_shard(self, shard: int, shards: int) -> pa.Table:
         sql = (
             f"SELECT {SELECT} FROM {self.qualified} "

@@ -25,6 +25,7 @@ import pyarrow as pa
 from traceladder.errors import UserError, first_line
 from traceladder.sources.shard import duckdb_shard
 from traceladder.storage.db import Store
+from traceladder.storage.readers import RUN_MODELS
 from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA
 
 MANIFEST = "_traceladder.json"
@@ -116,6 +117,21 @@ class ParquetSource:
         shards = manifest.get("shards") if manifest else None
         return shards if isinstance(shards, int) and shards > 0 else None
 
+    def _glob(self) -> str:
+        return f"read_parquet({_quote(str(self.root / '**' / '*.parquet'))}, hive_partitioning = true)"
+
+    def run_models(self, run_id: str | None) -> list[tuple[str, str | None]]:
+        if not self._files():
+            return []
+        con = duckdb.connect()
+        try:
+            rows = con.execute(RUN_MODELS.format(spans=self._glob()), {"run": run_id}).fetchall()
+        except duckdb.Error as exc:
+            raise UserError(f"parquet source {self.root}: {first_line(exc)}") from None
+        finally:
+            con.close()
+        return [(r, m) for r, m in rows]
+
     def read_shard(self, shard: int, shards: int) -> pa.Table:
         if not self._files():
             return SPAN_SCHEMA.empty_table()
@@ -123,12 +139,10 @@ class ParquetSource:
         laid_out = self.natural_shards()
         if laid_out and laid_out % shards == 0:  # only this shard's directories are opened
             where += f" AND shard IN ({', '.join(str(k) for k in range(shard, laid_out, shards))})"
-        glob = _quote(str(self.root / "**" / "*.parquet"))
         con = duckdb.connect()
         try:
             table = con.sql(
-                f"SELECT {', '.join(SPAN_COLUMNS)} FROM read_parquet({glob}, hive_partitioning = true) "
-                f"WHERE {where}"
+                f"SELECT {', '.join(SPAN_COLUMNS)} FROM {self._glob()} WHERE {where}"
             ).to_arrow_table()
         except duckdb.Error as exc:
             raise UserError(f"parquet source {self.root}: {first_line(exc)}") from None

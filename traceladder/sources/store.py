@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from traceladder.sources.shard import duckdb_shard
 from traceladder.storage.db import Store
+from traceladder.storage.readers import read_run_models
 from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA
 
 
@@ -31,6 +32,10 @@ class StoreSource:
 
     def natural_shards(self) -> int | None:
         return None
+
+    def run_models(self, run_id: str | None) -> list[tuple[str, str | None]]:
+        with Store(self.path, read_only=True) as store:
+            return read_run_models(store, run_id)
 
     def read_shard(self, shard: int, shards: int) -> pa.Table:
         with Store(self.path, read_only=True) as store:

@@ -81,6 +81,21 @@ ORDER BY tc.trace_id, tc.ordinal
 """
 
 
+# The runs the spans record and the model each says it used: our agent loop puts both on the
+# invoke_agent span (`traceladder.run.id`, `gen_ai.request.model`), so any copy of the spans — the
+# store, a Parquet export — answers "were these simulated-model runs?" alike (`{spans}`: a
+# relation in the span shape; `$run`: one run, or NULL for all).
+RUN_MODELS = """
+SELECT DISTINCT attributes->>'$."traceladder.run.id"' AS run_id,
+       attributes->>'$."gen_ai.request.model"' AS model
+FROM {spans}
+WHERE operation = 'invoke_agent' AND source IS DISTINCT FROM 'judge'
+  AND attributes->>'$."traceladder.run.id"' IS NOT NULL
+  AND ($run IS NULL OR attributes->>'$."traceladder.run.id"' = $run)
+ORDER BY ALL
+"""
+
+
 @dataclass(frozen=True)
 class UnitRow:
     """What the store says about one trace before it is judged."""
@@ -151,6 +166,11 @@ def read_call_table(store: Store, trace_ids: Sequence[str]) -> pa.Table:
     """Tool calls of these traces in one query, as Arrow (parsed later, where they are judged)."""
     with store.registered("unit_traces", trace_id_table(trace_ids)) as conn:
         return conn.sql(_CALLS).to_arrow_table()
+
+
+def read_run_models(store: Store, run_id: str | None = None) -> list[tuple[str, str | None]]:
+    """(run id, model) for every run the store's spans record (or only `run_id`'s)."""
+    return [(r, m) for r, m in store.fetchall(RUN_MODELS.format(spans="spans"), {"run": run_id})]
 
 
 def latest_run(store: Store) -> str:

@@ -94,7 +94,7 @@ def _trend_rows(result: Trend) -> list[dict[str, Any]]:
         elif c.p is not None:
             said[c.current.key] = f"no significant drop from {before} (p = {c.p:.3g})"
         else:
-            said[c.current.key] = f"not tested against {before}: fewer than {result.min_traces} judged traces"
+            said[c.current.key] = f"not tested against {before}: fewer than {result.min_traces} scored traces"
     out = []
     for b in result.buckets:
         where = " · ".join(str(p) for p in (b.row["service"], b.row["environment"]) if p)
