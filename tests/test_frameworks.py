@@ -155,7 +155,9 @@ def test_a_bad_call_is_never_a_pass_and_a_clean_chain_never_fails_rung_1(tmp_pat
     # what a user gives for a producer that records no tool definitions (the OTel Agents
     # instrumentation): the tools the framework sent; traces that captured their own keep those
     tools = tmp_path / "tools.json"
-    tools.write_text(json.dumps(expected(next(f for f in FIXTURES if f.startswith(producer + "/")))["request_tools"]))
+    tools.write_text(
+        json.dumps(expected(next(f for f in FIXTURES if f.startswith(producer + "/")))["request_tools"])
+    )
     result = cli("evaluate", "--db", str(db), "--policy", str(policy), "--tools", str(tools))
     assert result.returncode == 0, result.stderr
     # one call read twice would be a DUPLICATE_CALL; the only real one is LangChain's streamed
@@ -205,5 +207,9 @@ def test_without_the_responses_a_tool_span_gives_the_arguments_never_its_envelop
     calls = extract_trace(tools_only, logs).calls
     want = {(name, arguments) for name, _, arguments in sent(fixture)}
     got = {(c.tool_name, c.arguments_raw) for c in calls if c.origin == "tool_span"}
-    canonical = {(n, json.dumps(json.loads(a), sort_keys=True)) if _bad(n, a) is False else (n, a) for n, a in want}
-    assert {(n, json.dumps(json.loads(a), sort_keys=True)) if _bad(n, a) is False else (n, a) for n, a in got} == canonical
+    canonical = {
+        (n, json.dumps(json.loads(a), sort_keys=True)) if _bad(n, a) is False else (n, a) for n, a in want
+    }
+    assert {
+        (n, json.dumps(json.loads(a), sort_keys=True)) if _bad(n, a) is False else (n, a) for n, a in got
+    } == canonical
