@@ -38,13 +38,13 @@ class Collected:
     definitions: list[DefinitionEntry]
 
 
-def _read_llm_span(span: SpanView, llm: LLMSpan) -> None:
+def _read_llm_span(span: SpanView, llm: LLMSpan, hooks: registry.Hooks) -> None:
     """Every convention's response calls (small) and input histories (lazy loaders)."""
-    for convention in registry.implementing("response_calls"):
+    for convention in hooks.response_calls:
         calls = convention.response_calls(span)
         if calls:
             llm.outputs.append(ResponseOutput(calls, RESPONSE))
-    for convention in registry.implementing("histories"):
+    for convention in hooks.histories:
         llm.histories.extend(convention.histories(span))
 
 
@@ -59,8 +59,7 @@ def _survivor(a: SpanView, b: SpanView) -> SpanView:
 
 class _Collector:
     def __init__(self) -> None:
-        self.conventions = registry.conventions()
-        self.markers = registry.markers()
+        self.hooks = registry.hooks()
         self.llm_spans: dict[str, LLMSpan] = {}
         self.executions: list[Execution] = []
         self.definitions: list[DefinitionEntry] = []
@@ -79,27 +78,28 @@ class _Collector:
 
     def span(self, span: SpanView) -> None:
         self.spans[span.span_id] = span
-        if not span.events and span.attributes.keys().isdisjoint(self.markers):
+        hooks = self.hooks
+        if not span.events and span.attributes.keys().isdisjoint(hooks.markers):
             return
         start = span.start_ns or 0
-        found = request_lists(span, registry.implementing("request_definitions"))
-        decided = registry.role_of(span, self.conventions)
+        found = request_lists(span, hooks.request_definitions)
+        decided = registry.role_of(span, hooks)
         role, convention = decided if decided is not None else (None, None)
         execution = convention.execution(span) if role == TOOL and convention is not None else None
         if execution is not None:
-            for other in registry.implementing("refine_execution"):
+            for other in hooks.refine_execution:
                 execution = other.refine_execution(span, execution)
-        carried = [call for c in registry.implementing("carried_calls") for call in c.carried_calls(span)]
+        carried = [call for c in hooks.carried_calls for call in c.carried_calls(span)]
         if carried:
             self.carried[span.span_id] = carried
         if execution is not None and convention is not None:
             self.executions.append(execution)
-            found.append(tool_span_list(registry.implementing("tool_definition"), span))
+            found.append(tool_span_list(hooks.tool_definition, span))
         elif role == LLM or (role is None and span.events and span_events(span, start)):
             llm = self.llm_spans[span.span_id] = LLMSpan(
                 span.span_id, span.span_id, start, start, span.end_ns, span.parent_span_id
             )
-            _read_llm_span(span, llm)
+            _read_llm_span(span, llm, hooks)
             if span.events:
                 events = Events()
                 for name, fields, time_ns in span_events(span, start):

@@ -17,6 +17,7 @@ import os
 from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
+from typing import NamedTuple
 
 from traceladder.conventions.base import LLM, TOOL, Convention, Role
 from traceladder.conventions.views import SpanView
@@ -82,6 +83,31 @@ def _implementing(names: str, hook: str) -> tuple[Convention, ...]:
     return tuple(c for c in _load(names) if getattr(type(c), hook) is not base)
 
 
+class Hooks(NamedTuple):
+    """Per hook, the conventions in force that implement it, in precedence order: resolved once
+    per trace, so the extraction's per-span loops touch only conventions with something to say."""
+
+    role: tuple[Convention, ...]
+    fallback_role: tuple[Convention, ...]
+    response_calls: tuple[Convention, ...]
+    histories: tuple[Convention, ...]
+    request_definitions: tuple[Convention, ...]
+    tool_definition: tuple[Convention, ...]
+    refine_execution: tuple[Convention, ...]
+    carried_calls: tuple[Convention, ...]
+    markers: frozenset[str]
+
+
+def hooks() -> Hooks:
+    return _hooks(os.environ.get(ENV, ""))
+
+
+@cache
+def _hooks(names: str) -> Hooks:
+    found = {hook: _implementing(names, hook) for hook in Hooks._fields if hook != "markers"}
+    return Hooks(**found, markers=_markers(names))
+
+
 def markers() -> frozenset[str]:
     """Every convention's marker attributes (a span with none of them is not read)."""
     return _markers(os.environ.get(ENV, ""))
@@ -92,15 +118,15 @@ def _markers(names: str) -> frozenset[str]:
     return frozenset().union(*(c.markers for c in _load(names)))
 
 
-def role_of(span: SpanView, found: tuple[Convention, ...] | None = None) -> tuple[Role, Convention] | None:
+def role_of(span: SpanView, found: Hooks | None = None) -> tuple[Role, Convention] | None:
     """The role of a span and the convention that decided it, or None when none knows it
-    (`found`: the conventions in force, when the caller already has them)."""
-    found = found if found is not None else conventions()
-    for convention in found:
+    (`found`: the hooks in force, when the caller already has them)."""
+    found = found if found is not None else hooks()
+    for convention in found.role:
         role = convention.role(span)
         if role is not None:
             return role, convention
-    for convention in found:
+    for convention in found.fallback_role:
         role = convention.fallback_role(span)
         if role is not None:
             return role, convention
