@@ -59,6 +59,9 @@ class Convention:
     # over every captured fixture).
     role_sql: ClassVar[str | None] = None
     fallback_role_sql: ClassVar[str | None] = None
+    # The agent's name as SQL over one `spans` row (same placeholders, plus {name}), NULL when the
+    # span names none; the trace index keeps the first convention's answer that any span gives.
+    agent_name_sql: ClassVar[str | None] = None
     # Substrings of a span's attribute JSON without which it cannot be this convention's tool span
     # (the file-ingest path decides tool columns only for spans that contain one).
     tool_json_markers: ClassVar[tuple[str, ...]] = ()

@@ -200,6 +200,7 @@ class OpenInference(Convention):
         f" ELSE CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' IS NOT NULL THEN 'other' END END"
     )
     tool_json_markers = ('"openinference.span.kind":"TOOL"',)
+    agent_name_sql = f"CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' = 'AGENT' THEN {{name}} END"
 
     def role(self, span: SpanView) -> Role | None:
         found = kind(span.attributes)

@@ -156,9 +156,16 @@ def tool_span_sql(alias: str = "") -> str:
 
 def _qualified(sql: str, alias: str) -> str:
     prefix = f"{alias}." if alias else ""
-    for column in ("operation", "attributes", "scope_name"):
+    for column in ("operation", "attributes", "scope_name", "name"):
         sql = sql.replace(f"{{{column}}}", prefix + column)
     return sql
+
+
+def agent_name_sql(alias: str = "") -> str:
+    """SQL aggregate: a trace's agent name, from the first convention (in precedence order) that
+    any of its spans gives one for."""
+    parts = [f"max({c.agent_name_sql})" for c in conventions() if c.agent_name_sql]
+    return _qualified(f"coalesce({', '.join(parts)})" if parts else "NULL", alias)
 
 
 def tool_json_markers() -> tuple[str, ...]:

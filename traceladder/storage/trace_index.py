@@ -14,7 +14,7 @@ from functools import cache
 
 import duckdb
 
-from traceladder.conventions.registry import llm_span_sql
+from traceladder.conventions.registry import agent_name_sql, llm_span_sql
 
 # A trace's root is its span without a parent (the earliest, if a broken producer sent several).
 # Model turns: the spans the conventions call LLM spans (`conventions.registry.llm_span_sql`).
@@ -31,10 +31,7 @@ SELECT a.trace_id,
                 max(s.resource->>'$."service.version"')) AS service_version,
        coalesce(max(s.resource->>'$."deployment.environment.name"'),
                 max(s.resource->>'$."deployment.environment"')) AS environment,
-       coalesce(max(s.attributes->>'$."gen_ai.agent.name"'),
-                max(s.attributes->>'$."agent.name"'),
-                max(s.name) FILTER (WHERE s.attributes->>'$."openinference.span.kind"' = 'AGENT'))
-                   AS agent_name,
+       {agent_name} AS agent_name,
        count(*) FILTER (WHERE {llm_spans})::INTEGER AS model_turns
 FROM affected_traces a
 LEFT JOIN spans s ON s.trace_id = a.trace_id
@@ -44,7 +41,7 @@ GROUP BY a.trace_id
 
 @cache
 def facts_sql() -> str:
-    return _FACTS.replace("{llm_spans}", llm_span_sql("s"))
+    return _FACTS.replace("{llm_spans}", llm_span_sql("s")).replace("{agent_name}", agent_name_sql("s"))
 
 
 def index_traces(conn: duckdb.DuckDBPyConnection, now: datetime | None = None) -> None:
