@@ -165,9 +165,19 @@ def test_traces_from_elsewhere_are_judged_from_their_own_spans_and_events(tmp_pa
         scenario = FIXTURES / producer / "parallel"
         files = [str(p) for p in scenario.glob("*.pb")]
         assert cli("ingest", "--db", str(db), *files).returncode == 0
+    # openai-v2's spans describe its tools without a schema: rung 1 can only check them against the
+    # definitions the agent really had, given as --tools (a NULL schema is never "valid")
+    tools = tmp_path / "tools.json"
+    tools.write_text(
+        json.dumps(
+            json.loads((FIXTURES / "openinference" / "parallel" / "expected.json").read_text())[
+                "tool_definitions"
+            ]
+        )
+    )
     with JudgeServer("pass") as server:
         done = cli("watch", "--once", "--settle", "0", "--db", str(db), "--judge-model", "judge-1",
-                   "--judge-base-url", server.url)  # fmt: skip
+                   "--judge-base-url", server.url, "--tools", str(tools))  # fmt: skip
     assert done.returncode == 0, done.stderr
     expected = json.loads((FIXTURES / "openinference" / "parallel" / "expected.json").read_text())
     # Both producers recorded the same conversation: one trajectory, so one call judges both traces.

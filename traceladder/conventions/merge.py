@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from operator import itemgetter
 from typing import Any
 
@@ -134,15 +136,30 @@ def _arguments(model_side: list[tuple[int, Sighting]], e: Execution | None) -> t
     tool_span = ORIGIN_RANK[TOOL_SPAN]
     if best is None:
         return (e.args, tool_span) if e is not None else (ABSENT, model_side[0][0])
-    if (
-        best[0] == ARGS_STRUCTURED
-        and e is not None
-        and isinstance(e.args, str)
-        and e.canonical_args() is not None
-        and e.canonical_args() == canonical(best[2].args)
-    ):
+    if best[0] == ARGS_STRUCTURED and e is not None and isinstance(e.args, str) and _same(e, best[2].args):
         return e.args, tool_span
     return best[2].args, best[1]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _same(e: Execution, structured: Any) -> bool:
+    """Whether a tool span's argument text holds the same arguments as a structured copy. A lone
+    surrogate escape (JSON allows `"\\ud800"`) stays as text on the tool span but became U+FFFD in
+    the stored structure (decision 71), so text orjson refuses is compared with them replaced."""
+    mine = e.canonical_args()
+    if mine is not None and mine == canonical(structured):
+        return True
+    if mine is None or not mine.startswith("r"):  # parsed, and it differs
+        return False
+    try:
+        value = json.loads(e.args)
+    except (ValueError, RecursionError):
+        return False
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    theirs = canonical(structured)
+    return theirs is not None and "j" + _SURROGATE.sub("\ufffd", text) == theirs
 
 
 def _row(ordinal: int, call: Call) -> ExtractedCall:

@@ -317,9 +317,7 @@ class OtelGenAI(Convention):
     )
     tool_json_markers = (EXECUTE_TOOL, TOOL_NAME)
     # gen_ai.agent.name, and the bare agent.name some SDKs write
-    agent_name_sql = (
-        "coalesce({attributes}->>'$.\"gen_ai.agent.name\"', {attributes}->>'$.\"agent.name\"')"
-    )
+    agent_name_sql = "coalesce({attributes}->>'$.\"gen_ai.agent.name\"', {attributes}->>'$.\"agent.name\"')"
 
     def role(self, span: SpanView) -> Role | None:
         operation = span.attributes.get(OPERATION)

@@ -172,10 +172,16 @@ def facts_key(unit: UnitRow, ctx: Context) -> Any:
 def _untagged_tools(
     unit: UnitRow, ctx: Context, d: DomainContext | None, absent: dict[str, str]
 ) -> SchemaRegistry | None:
-    """A trace with no case is judged against the definitions it captured; when it captured none,
-    against `--tools`, else `--domain`."""
+    """A trace with no case is judged against the definitions it captured; when it captured none
+    (or none with a schema), against `--tools`, else `--domain`."""
     key = unit.definitions
     definitions = ctx.definition_sets.get(key) if key else None
+    # definitions with no schema at all (names and descriptions only) cannot check a call: the
+    # trace is judged as one that captured none, against `--tools` or `--domain` when given
+    if definitions and all(parameters is None for _, parameters, _ in definitions):
+        fallback = ctx.tools_file or (d.tools if d else None)
+        if fallback is not None:
+            return fallback
     if key and definitions:
         registry = trace_registry(key, definitions)
         if isinstance(registry, str):
