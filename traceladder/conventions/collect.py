@@ -89,9 +89,10 @@ class _Collector:
         if execution is not None:
             for other in hooks.refine_execution:
                 execution = other.refine_execution(span, execution)
-        carried = [call for c in hooks.carried_calls for call in c.carried_calls(span)]
-        if carried:
-            self.carried[span.span_id] = carried
+        for carrier in hooks.carried_calls:
+            carried = carrier.carried_calls(span)
+            if carried:
+                self.carried.setdefault(span.span_id, []).extend(carried)
         if execution is not None and convention is not None:
             self.executions.append(execution)
             found.append(tool_span_list(hooks.tool_definition, span))

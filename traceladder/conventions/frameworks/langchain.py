@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from traceladder.conventions import otel_genai as og
-from traceladder.conventions.base import Convention, Role
+from traceladder.conventions.base import Convention
 from traceladder.conventions.sources import Execution, Sighting, sighting
 from traceladder.conventions.values import (
     ABSENT,
@@ -111,11 +111,7 @@ class LangChain(Convention):
     name = NAME
     precedence = 5
 
-    def role(self, span: SpanView) -> Role | None:
-        return None  # the base conventions decide; this one only re-reads their spans
-
-    def execution(self, span: SpanView) -> Execution | None:
-        return None
+    # role: the base conventions decide; this one only re-reads their spans
 
     def response_calls(self, span: SpanView) -> list[Sighting]:
         if span.scope_name == OPENINFERENCE_SCOPE:
