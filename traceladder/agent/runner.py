@@ -32,7 +32,7 @@ from traceladder.cases.model import Case
 from traceladder.cases.validator import require_valid_suite
 from traceladder.domain.base import Domain
 from traceladder.endpoints.probe import EndpointUnusable, check_endpoint, describe
-from traceladder.errors import Interrupted, StoreError, UserError, first_line
+from traceladder.errors import ExitCode, Interrupted, StoreError, UserError, first_line
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
 from traceladder.storage.db import ACTIVE_RUNS, Store
 from traceladder.storage.exporter import DuckDBSpanExporter
@@ -216,7 +216,7 @@ def run_suite(
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: stop every case now, keep the finished
         status = "interrupted"
         stop.set()
-        code = exc.exit_code if isinstance(exc, Interrupted) else 130
+        code = exc.exit_code if isinstance(exc, Interrupted) else ExitCode.INTERRUPTED
         raise Interrupted(
             f"interrupted; {counts['recorded']} finished case(s) are kept — resume with "
             f"`traceladder run --resume {run_id}`",

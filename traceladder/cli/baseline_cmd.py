@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
+from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.storage.db import open_store
 from traceladder.workflows.baselines import check, load_baseline, lock, make_review_template
@@ -62,7 +63,7 @@ def handle_template(args: argparse.Namespace) -> int:
         f"review_path={args.output} fails={len(template['reviews'])} "
         "(classify each as model_error, judge_error or golden_error)"
     )
-    return 0
+    return ExitCode.OK
 
 
 def handle_lock(args: argparse.Namespace) -> int:
@@ -73,7 +74,7 @@ def handle_lock(args: argparse.Namespace) -> int:
     print(f"baseline_path={args.output}")
     print(f"baseline_sha256={baseline['baseline_sha256']}")
     print(f"report_sha256={baseline['report_sha256']} accuracy={baseline['summary']['accuracy']}")
-    return 0
+    return ExitCode.OK
 
 
 def handle_show(args: argparse.Namespace) -> int:
@@ -91,7 +92,7 @@ def handle_show(args: argparse.Namespace) -> int:
         print(f"input_hash.{key}={value}")
     print(f"report_sha256={b['report_sha256']}")
     print(f"baseline_sha256={b['baseline_sha256']}")
-    return 0
+    return ExitCode.OK
 
 
 def handle_check(args: argparse.Namespace) -> int:
@@ -103,4 +104,4 @@ def handle_check(args: argparse.Namespace) -> int:
         result = check(None, args.file, args.run)
     for message in result.messages:
         print(message)
-    return 0
+    return ExitCode.OK

@@ -11,7 +11,7 @@ from traceladder.cases.loader import load_cases, suite_path
 from traceladder.cases.validator import validate_suite
 from traceladder.cli.common import add_domain_option, domain_name
 from traceladder.domain.registry import load_domain
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 from traceladder.files import write_text
 
 
@@ -40,9 +40,9 @@ def run_validate(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
     if problems:
         print(f"case_validation=failed ({len(problems)} violations)", file=sys.stderr)
-        return 2
+        return ExitCode.USER_ERROR
     print(f"case_validation=passed ({path.name})")
-    return 0
+    return ExitCode.OK
 
 
 def run_coverage(args: argparse.Namespace) -> int:
@@ -52,4 +52,4 @@ def run_coverage(args: argparse.Namespace) -> int:
         write_text(args.output, text, "coverage matrix")
     else:
         sys.stdout.write(text)
-    return 0
+    return ExitCode.OK

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
+from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.storage.db import open_store
 from traceladder.workflows.consistency import consistency_record
@@ -46,4 +47,4 @@ def handle(args: argparse.Namespace) -> int:
     print(f"flaky cases ({len(flaky)}): " + (", ".join(flaky) if flaky else "none"))
     for case_id in flaky:
         print(f"  {case_id}: {' '.join(record['per_case'][case_id]['verdicts'])}")
-    return 0
+    return ExitCode.OK

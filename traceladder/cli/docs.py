@@ -9,32 +9,22 @@ import argparse
 import os
 
 from traceladder.cli.main import build_parser
+from traceladder.errors import EXIT_CODE_TABLE
 
 WIDTH = "100"
-EXIT_CODES = """## Exit codes
+EXIT_CODES_INTRO = """## Exit codes
 
-A contract, enforced by `tests/test_bad_inputs.py` (one row per bad input) and the workflow tests:
-
-| code | meaning |
-|---|---|
-| 0 | ok — a case FAIL or AGENT_ERROR is an outcome, not an error (unless every case of a real \
-model's run is AGENT_ERROR: exit 2); so is a reader closing the pipe |
-| 1 | the gate failed; a self-check disagreed; `baseline check` found a hash that does not verify; \
-`trend` flagged a drop |
-| 2 | usage, configuration, input or store error: a bad flag, a missing or malformed file, a `--db` \
-that is not a regular file (a FIFO, socket, device or directory), a store that is not ours, newer, \
-damaged (cut short too), corrupt, unwritable or still busy after the lock wait (`watch --once` too; \
-only a polling `watch` waits, for a store that is missing or busy), a full disk, a `sql` query \
-stopped by its `--timeout`, incomplete evidence for `gate`, \
-`consistency` or `baseline lock`; a model or judge endpoint that cannot be reached or refuses the key, \
-a run stopped by endpoint errors, a run that measured nothing (every case AGENT_ERROR) |
-| 3 | an internal error (a bug — please report it; `TRACELADDER_DEBUG=1` shows the traceback) |
-| 130 / 143 | interrupted by Ctrl-C / SIGTERM; a run keeps every finished case (`--resume`). `serve` \
-and `watch` are made to be stopped that way: they finish what is in hand and exit 0 |
-
+A contract, enforced by `tests/test_bad_inputs.py` (one row per bad input) and the workflow tests:"""
+EXIT_CODES_OUTRO = """\
 Every non-zero exit prints exactly **one line** on stderr saying what is wrong and how to fix it \
 (`run` also prints progress lines; `cases validate` and `domain validate` list every violation, then \
 one summary line). Never a traceback."""
+
+
+def exit_codes_markdown() -> str:
+    """The exit-code section of docs/cli.md, rendered from `traceladder.errors.EXIT_CODE_TABLE`."""
+    rows = [f"| {' / '.join(str(int(c)) for c in codes)} | {meaning} |" for codes, meaning in EXIT_CODE_TABLE]
+    return "\n".join([EXIT_CODES_INTRO, "", "| code | meaning |", "|---|---|", *rows, "", EXIT_CODES_OUTRO])
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
@@ -57,7 +47,7 @@ def render_cli_docs() -> str:
             "Generated from `--help` by `python -m traceladder.cli.docs > docs/cli.md`; a test fails when",
             "it is stale.",
             "",
-            *EXIT_CODES.splitlines(),
+            *exit_codes_markdown().splitlines(),
             "",
             "## traceladder",
             "",

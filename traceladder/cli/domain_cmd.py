@@ -10,7 +10,7 @@ from pathlib import Path
 from traceladder.cli.common import add_domain_option, domain_name
 from traceladder.domain.registry import available, load_domain
 from traceladder.domain.validate import validate_domain, validate_files
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_list(args: argparse.Namespace) -> int:
     for name, target in sorted(available().items()):
         print(f"{name}\t{target}")
-    return 0
+    return ExitCode.OK
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -54,9 +54,9 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"domain: {problem}", file=sys.stderr)
     if problems:
         print(f"domain_validation=failed ({len(problems)} problems)", file=sys.stderr)
-        return 2
+        return ExitCode.USER_ERROR
     print(
         f"domain_validation=passed ({domain.name}: {len(domain.tools)} tools, data consistent, "
         "whitelist read-only)"
     )
-    return 0
+    return ExitCode.OK

@@ -18,6 +18,7 @@ from traceladder.cli.common import (
 )
 from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged, simulated_runs
 from traceladder.cli.sources_opt import add_source_options, evaluate_from_source, uses_sources
+from traceladder.errors import ExitCode
 from traceladder.evaluation import evaluate_store
 from traceladder.evaluation.policy_check import warn_unseen_policy_sections
 from traceladder.storage.db import open_store
@@ -74,4 +75,4 @@ def handle(args: argparse.Namespace) -> int:
         warn_unseen_policy_sections(store, live.policies, say)
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
     print(f"evaluated={summary.units} runs={','.join(summary.runs) or '-'} {counts}".rstrip())
-    return 0
+    return ExitCode.OK

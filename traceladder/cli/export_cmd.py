@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, int_range
+from traceladder.errors import ExitCode
 from traceladder.sources.parquet import export_parquet
 from traceladder.storage.db import open_store
 
@@ -32,4 +33,4 @@ def handle(args: argparse.Namespace) -> int:
     print(
         f"exported spans={manifest['spans']} traces={manifest['traces']} shards={args.shards} out={args.out}"
     )
-    return 0
+    return ExitCode.OK

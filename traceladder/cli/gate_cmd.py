@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
+from traceladder.errors import ExitCode
 from traceladder.files import append_text, write_text
 from traceladder.reporting.gate import markdown_summary
 from traceladder.storage.db import open_store
@@ -70,6 +71,6 @@ def handle(args: argparse.Namespace) -> int:
         warning = "".join(f"> **Warning**: partial evidence: {gap}\n\n" for gap in result.gaps)
         text = warning + markdown_summary(result.outcome, result.run_id)
         append_text(Path(summary_file), text, "$GITHUB_STEP_SUMMARY")
-    stream = sys.stdout if result.outcome.exit_code == 0 else sys.stderr
+    stream = sys.stdout if result.outcome.exit_code == ExitCode.OK else sys.stderr
     print(f"traceladder: {result.outcome.reason}", file=stream)
     return result.outcome.exit_code

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from traceladder.cli.common import add_db_option, db_path
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 from traceladder.ingest.run import ingest
 from traceladder.storage.db import open_store
 from traceladder.text import printable
@@ -47,4 +47,4 @@ def handle(args: argparse.Namespace) -> int:
         f"ingested files={s.files} requests={s.requests} spans={s.spans} (new {s.new_spans}) "
         f"logs={s.logs} (new {s.new_logs}) traces={s.traces} rejected={s.rejected} problems={len(s.problems)}"
     )
-    return 2 if s.problems else 0
+    return ExitCode.USER_ERROR if s.problems else ExitCode.OK

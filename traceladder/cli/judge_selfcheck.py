@@ -7,7 +7,7 @@ import argparse
 from traceladder.cli.common import domain_name
 from traceladder.cli.judge_options import judge_options
 from traceladder.domain.registry import load_domain
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 from traceladder.judge.client import JudgeClient
 from traceladder.judge.meta import load_meta, measure
 from traceladder.judge.rubric import build_prompt
@@ -63,4 +63,4 @@ def judge_selfcheck(args: argparse.Namespace) -> int:
     for item, criterion, label, verdict in report.disagreements:
         print(printable(f"DISAGREE {item} {criterion}: label={label} judge={verdict}"))
     print(f"judge_errors={report.errors}")
-    return 1 if low else 0
+    return ExitCode.CHECK_FAILED if low else ExitCode.OK

@@ -20,10 +20,10 @@ import duckdb
 
 from traceladder import __version__
 from traceladder.cli import commands
-from traceladder.errors import Interrupted, UserError, first_line
+from traceladder.errors import ExitCode, Interrupted, UserError, first_line
 from traceladder.text import printable
 
-EXIT_INTERNAL = 3
+EXIT_INTERNAL = ExitCode.INTERNAL  # kept for importers; the table is traceladder.errors
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """A usage error is one line, like every other error, pointing at --help for the rest."""
         _say(f"{message} (see `{self.prog} --help`)")
-        raise SystemExit(2)
+        raise SystemExit(ExitCode.USER_ERROR)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,32 +64,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
-        return int(args.handler(args) or 0)
+        return int(args.handler(args) or ExitCode.OK)
     except UserError as exc:
         _say(exc)
         return exc.exit_code
     except BrokenPipeError:  # `traceladder … | head`: the reader left, which is not an error
         # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return ExitCode.OK
     except KeyboardInterrupt as exc:
         _say(exc.message if isinstance(exc, Interrupted) else "interrupted")
-        return exc.exit_code if isinstance(exc, Interrupted) else 130
+        return exc.exit_code if isinstance(exc, Interrupted) else ExitCode.INTERRUPTED
     except duckdb.Error as exc:  # a store that fails mid-command: corrupt, vanished, unwritable
         _say(f"store error: {first_line(exc)}")
-        return 2
+        return ExitCode.USER_ERROR
     except RecursionError:
         _say("input nested too deeply to process")
-        return 2
+        return ExitCode.USER_ERROR
     except MemoryError:
         _say("out of memory; narrow the query or the selection")
-        return 2
+        return ExitCode.USER_ERROR
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         _say(f"{exc.strerror or type(exc).__name__}{where}")
-        return 2
+        return ExitCode.USER_ERROR
     except Exception as exc:  # a bug: still one line (the traceback on request), never exit 1
         if os.environ.get("TRACELADDER_DEBUG"):
             traceback.print_exc()
         _say(f"internal error ({type(exc).__name__}: {first_line(exc)}); this is a bug, please report it")
-        return EXIT_INTERNAL
+        return ExitCode.INTERNAL

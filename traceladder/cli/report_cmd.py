@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg, terminal
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 from traceladder.files import write_text
 from traceladder.live.trend import open_trend_store
 from traceladder.reporting.terminal import render_text
@@ -97,7 +97,7 @@ def handle(args: argparse.Namespace) -> int:
         render_text(report, terminal())
     else:
         sys.stdout.write(render(report, args.format))
-    return 0
+    return ExitCode.OK
 
 
 def _html(args: argparse.Namespace) -> int:
@@ -114,4 +114,4 @@ def _html(args: argparse.Namespace) -> int:
     path = args.output or html_path_for(db, name)
     write_text(path, page, "HTML report")
     print(f"html_path={path}")
-    return 0
+    return ExitCode.OK

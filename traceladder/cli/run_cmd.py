@@ -24,7 +24,7 @@ from traceladder.cli.common import (
 from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged
 from traceladder.domain.base import Domain
 from traceladder.domain.registry import load_domain
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 from traceladder.evaluation import evaluate_store
 from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import Store, open_store
@@ -255,7 +255,7 @@ def handle(args: argparse.Namespace) -> int:
         # A simulated model's AGENT_ERRORs are injected, labelled faults, not a misconfiguration.
         if summary.finished and summary.agent_errors == summary.finished and not is_sim(choice.model):
             raise UserError(_nothing_measured(store, summary))
-    return 0
+    return ExitCode.OK
 
 
 def _nothing_measured(store: Store, summary: RunSummary) -> str:

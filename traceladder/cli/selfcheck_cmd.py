@@ -9,7 +9,7 @@ from pathlib import Path
 from traceladder.cli.common import add_domain_option, domain_name
 from traceladder.cli.judge_options import add_judge_endpoint_options
 from traceladder.domain.registry import load_domain
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 from traceladder.storage.db import Store
 
 
@@ -79,4 +79,4 @@ def handle(args: argparse.Namespace) -> int:
         where = f"{d.run_id} {d.case_id} fault={d.fault}"
         print(f"DISAGREE {where} expected={d.expected} got={d.actual}: {d.explanation}")
     print(f"misjudgment_rate={result.misjudgment_rate:.4f} ({len(result.disagreements)}/{result.judged})")
-    return 1 if result.disagreements else 0
+    return ExitCode.CHECK_FAILED if result.disagreements else ExitCode.OK

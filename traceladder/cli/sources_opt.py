@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from traceladder.cli.common import db_path, int_range, seconds
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 from traceladder.evaluation.assemble import LiveOptions
 from traceladder.text import printable
 
@@ -80,4 +80,4 @@ def evaluate_from_source(args: argparse.Namespace, live: LiveOptions, ladder: La
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
     print(f"evaluated={summary.units} spans={spans} runs={','.join(summary.runs) or '-'} {counts}".rstrip())
     say_judged(summary)
-    return 0
+    return ExitCode.OK

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from traceladder.cli.common import add_db_option, db_path, seconds, terminal
-from traceladder.errors import UserError
+from traceladder.errors import ExitCode, UserError
 from traceladder.storage.db import open_store
 from traceladder.storage.query import QUERY_SURFACE, QueryResult, lock_down, run_query
 from traceladder.text import printable
@@ -102,7 +102,7 @@ def handle(args: argparse.Namespace) -> int:
             _json(result)
         else:
             _table(result)
-    return 0
+    return ExitCode.OK
 
 
 def _json(result: QueryResult) -> None:

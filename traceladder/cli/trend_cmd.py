@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from traceladder.cli.common import add_db_option, db_path, int_range, terminal
+from traceladder.errors import ExitCode
 from traceladder.live.trend import (
     BY_CHOICES,
     DEFAULT_ALPHA,
@@ -77,10 +78,10 @@ def handle(args: argparse.Namespace) -> int:
     else:
         render_text(result, terminal())
     if not result.drops:
-        return 0
+        return ExitCode.OK
     more = f" (and {len(result.drops) - 1} more)" if len(result.drops) > 1 else ""
     print(f"traceladder: trend: {printable(describe(result.drops[0], result))}{more}", file=sys.stderr)
-    return 1
+    return ExitCode.CHECK_FAILED
 
 
 def empty_message(result: Trend) -> str | None:

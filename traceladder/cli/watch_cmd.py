@@ -20,6 +20,7 @@ from traceladder.cli.common import (
     seconds,
 )
 from traceladder.cli.judge_options import add_judge_options, judge_options
+from traceladder.errors import ExitCode
 from traceladder.live.watch import WatchOptions, watch
 from traceladder.text import printable
 
@@ -75,4 +76,4 @@ def handle(args: argparse.Namespace) -> int:
             signal.signal(s, handler)
     counts = " ".join(f"{v}={n}" for v, n in sorted(progress.verdicts.items()))
     print(f"watched batches={progress.batches} judged={progress.judged} {counts}".rstrip())
-    return 0
+    return ExitCode.OK

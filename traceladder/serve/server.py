@@ -30,7 +30,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from traceladder.errors import UserError, first_line
+from traceladder.errors import ExitCode, UserError, first_line
 from traceladder.serve.connections import ensure_file_limit
 from traceladder.serve.handler import Receiver, ReceiverConfig
 from traceladder.serve.lifeline import open_lifeline
@@ -216,4 +216,4 @@ def run(options: ServeOptions, announce: threading.Event | None = None) -> int:
         os.close(lifeline_write)
         sock.close()
     print(f"traceladder serve: stopped; {final_fold(options.db)}", file=sys.stderr, flush=True)
-    return 0
+    return ExitCode.OK

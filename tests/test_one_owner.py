@@ -1,0 +1,65 @@
+"""One owner per fact: each of these words, names and numbers is spelled in exactly one module and
+imported everywhere else, so a change is one edit and two copies can never disagree."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import traceladder
+
+PACKAGE = Path(traceladder.__file__).parent
+
+
+def _constants(path: Path) -> list[tuple[int, object]]:
+    """Every literal constant of a module outside docstrings, with its line."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and id(node) not in docstrings
+    ]
+
+
+def _spelled_outside(owner: str, words: set[object]) -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel == owner:
+            continue
+        found += [f"{rel}:{line} {value!r}" for line, value in _constants(path) if value in words]
+    return found
+
+
+def test_commands_return_named_exit_codes():
+    # No `return 2` in a command: which exit a failure gets is read from the one table.
+    literal = []
+    for path in sorted((PACKAGE / "cli").glob("*.py")) + [PACKAGE / "serve" / "server.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Return) and node.value is not None:
+                values = [node.value]
+                if isinstance(node.value, ast.IfExp):
+                    values = [node.value.body, node.value.orelse]
+                literal += [f"{path.name}:{node.lineno}" for v in values
+                            if isinstance(v, ast.Constant) and isinstance(v.value, int)]  # fmt: skip
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "SystemExit":
+                literal += [f"{path.name}:{node.lineno}" for a in node.args if isinstance(a, ast.Constant)]
+    assert literal == []
+
+
+def test_the_exit_code_table_is_rendered_into_the_cli_reference():
+    from traceladder.cli.docs import render_cli_docs
+    from traceladder.errors import EXIT_CODE_TABLE, ExitCode
+
+    docs = render_cli_docs()
+    for codes, meaning in EXIT_CODE_TABLE:
+        assert f"| {' / '.join(str(int(c)) for c in codes)} | {meaning} |" in docs
+    assert {c for codes, _ in EXIT_CODE_TABLE for c in codes} == set(ExitCode)
