@@ -4,6 +4,7 @@ imported everywhere else, so a change is one edit and two copies can never disag
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import traceladder
@@ -37,6 +38,23 @@ def _spelled_outside(owner: str, words: set[object]) -> list[str]:
             continue
         found += [f"{rel}:{line} {value!r}" for line, value in _constants(path) if value in words]
     return found
+
+
+def test_verdict_words_are_spelled_only_by_their_owner():
+    from traceladder.evaluators.types import VerdictValue
+
+    words = {v.value for v in VerdictValue}
+    assert _spelled_outside("evaluators/types.py", words) == []
+
+
+def test_verdicts_are_their_strings_in_json_and_comparisons():
+    # A StrEnum: rows, reports and SQL filters read the same words as before.
+    from traceladder.evaluators.types import SCORED, VERDICTS, VerdictValue
+
+    assert json.dumps({VerdictValue.PASS: VerdictValue.FAIL}) == '{"PASS": "FAIL"}'
+    assert VerdictValue.AGENT_ERROR == "AGENT_ERROR" and f"{VerdictValue.SKIP}" == "SKIP"
+    assert VERDICTS == ("PASS", "FAIL", "SKIP", "AGENT_ERROR", "NOT_EVALUATED")
+    assert SCORED == ("PASS", "FAIL")
 
 
 def test_commands_return_named_exit_codes():

@@ -22,7 +22,7 @@ def test_public_names_are_pinned():
     assert traceladder.storage.__all__ == ["DuckDBSpanExporter", "Store", "open_store"]
     assert sorted(traceladder.evaluators.__all__) == sorted([
         "EVALUATOR_VERSION", "ArgDiff", "Call", "CallCheck", "DomainRules", "Expected", "Finding", "Ladder", "Rung",
-        "RungResult", "TraceInputs", "Verdict", "load_ladder",
+        "RungResult", "TraceInputs", "VERDICTS", "Verdict", "VerdictValue", "load_ladder",
     ])  # fmt: skip
     assert traceladder.evaluation.__all__ == ["EvaluationSummary", "evaluate_store"]
     assert "load_cases" in traceladder.cases.__all__ and "input_hashes" in traceladder.cases.__all__

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 from traceladder.evaluation.assemble import Context, raw_calls_by_trace
 from traceladder.evaluation.pool import Judges
+from traceladder.evaluators.types import VerdictValue
 from traceladder.judge.phase import JudgeOptions, PhaseResult, Survivor, judge_survivors
 from traceladder.judge.trajectory import TrajectoryCall
 from traceladder.storage.conversations import Exchange, read_exchanges
@@ -73,7 +74,7 @@ class SurvivorInputs:
                 tables.traces.column("verdict").to_pylist(),
                 strict=True,
             )
-            if verdict == "PASS"
+            if verdict == VerdictValue.PASS
         }
         chosen = [u for u in units if u.trace_id in passed]
         ids = [u.trace_id for u in chosen]

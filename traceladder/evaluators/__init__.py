@@ -3,10 +3,21 @@ Nothing here touches DuckDB or OpenTelemetry."""
 
 from traceladder.evaluators.inputs import DomainRules, TraceInputs
 from traceladder.evaluators.ladder import EVALUATOR_VERSION, Ladder, Rung, load_ladder
-from traceladder.evaluators.types import ArgDiff, Call, CallCheck, Expected, Finding, RungResult, Verdict
+from traceladder.evaluators.types import (
+    VERDICTS,
+    ArgDiff,
+    Call,
+    CallCheck,
+    Expected,
+    Finding,
+    RungResult,
+    Verdict,
+    VerdictValue,
+)
 
 __all__ = [
     "EVALUATOR_VERSION",
+    "VERDICTS",
     "ArgDiff",
     "Call",
     "CallCheck",
@@ -18,5 +29,6 @@ __all__ = [
     "RungResult",
     "TraceInputs",
     "Verdict",
+    "VerdictValue",
     "load_ladder",
 ]

@@ -28,7 +28,7 @@ from traceladder.evaluators import call_match, invariants, judge, partial_credit
 from traceladder.evaluators.analysis import Analysis
 from traceladder.evaluators.classes import dominant
 from traceladder.evaluators.inputs import TraceInputs
-from traceladder.evaluators.types import RungResult, Verdict
+from traceladder.evaluators.types import RungResult, Verdict, VerdictValue
 
 # Bumped whenever a verdict, class, score or explanation for the same trace can change; recorded
 # with every result, and part of what a baseline binds to.
@@ -96,9 +96,11 @@ class Ladder:
         """Fold every rung over one trace into its verdict."""
         case = inputs.case
         if case is not None and case.skip:
-            return Verdict("SKIP", None, None, explanation=f"skipped: {case.skip_reason}")
+            return Verdict(VerdictValue.SKIP, None, None, explanation=f"skipped: {case.skip_reason}")
         if inputs.agent_error:
-            return Verdict("AGENT_ERROR", None, None, explanation=f"agent error: {inputs.agent_error}")
+            return Verdict(
+                VerdictValue.AGENT_ERROR, None, None, explanation=f"agent error: {inputs.agent_error}"
+            )
         analysis = Analysis(inputs)
         results: list[RungResult] = []
         failed = False
@@ -133,7 +135,13 @@ def fold(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdic
     if not ran:
         reasons = "; ".join(f"{r.name}: {r.explanation}" for r in rungs)
         return Verdict(
-            "NOT_EVALUATED", None, None, None, rungs, f"no rung could judge this trace ({reasons})", ignored
+            VerdictValue.NOT_EVALUATED,
+            None,
+            None,
+            None,
+            rungs,
+            f"no rung could judge this trace ({reasons})",
+            ignored,
         )
     failing = [r for r in rungs if r.status == "fail"]
     if failing:
@@ -142,13 +150,13 @@ def fold(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdic
         cls = dominant(f.code for f in findings)
         headline = next((f.message for f in findings if f.code == cls), first.explanation)
         text = f"FAIL at rung {first.rung} ({first.name}): {cls or 'failed'}: {headline}"
-        return Verdict("FAIL", cls, first.rung, first.name, rungs, text, ignored)
+        return Verdict(VerdictValue.FAIL, cls, first.rung, first.name, rungs, text, ignored)
     top = max(judged, key=lambda r: r.rung)
     text = _pass_text(judged)
     missing = [r.name for r in rungs if r.status == "not_evaluated"]
     if missing:
         text += f" (not evaluated: {', '.join(missing)})"
-    return Verdict("PASS", None, top.rung, top.name, rungs, text, ignored)
+    return Verdict(VerdictValue.PASS, None, top.rung, top.name, rungs, text, ignored)
 
 
 def _triaged(result: RungResult) -> bool:

@@ -8,10 +8,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, NamedTuple
 
 RungStatus = Literal["pass", "fail", "skipped", "not_evaluated"]
-VERDICTS = ("PASS", "FAIL", "SKIP", "AGENT_ERROR", "NOT_EVALUATED")
+
+
+class VerdictValue(StrEnum):
+    """A trace's verdict: the one owner of these five words. A `StrEnum`, so each member *is* its
+    string — stored rows, JSON reports and SQL filters read exactly `PASS`, `FAIL`, … as before,
+    and a report loaded back from JSON compares equal to the members."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    SKIP = "SKIP"
+    AGENT_ERROR = "AGENT_ERROR"
+    NOT_EVALUATED = "NOT_EVALUATED"  # no rung could run at all
+
+
+# In report order: seed 1's four verdicts, then the open path's.
+VERDICTS: tuple[VerdictValue, ...] = tuple(VerdictValue)
+# The verdicts a rate counts (PASS / scored): the reports', the gate's and the trend's denominator.
+SCORED: tuple[VerdictValue, ...] = (VerdictValue.PASS, VerdictValue.FAIL)
+# Traces that are counted but never rated.
+UNRATED: tuple[VerdictValue, ...] = (VerdictValue.SKIP, VerdictValue.NOT_EVALUATED)
 
 
 class Call(NamedTuple):
@@ -101,7 +121,7 @@ class Verdict:
     (whitelisted extra reads).
     """
 
-    verdict: str
+    verdict: VerdictValue
     failure_class: str | None
     settled_at: int | None
     settled_by: str | None = None

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from traceladder.evaluators.types import VERDICTS
+from traceladder.evaluators.types import SCORED, VERDICTS, VerdictValue
 
 # The run block, always with these keys (null when unknown: traces that came from elsewhere).
 RUN_FIELDS = (
@@ -26,18 +26,20 @@ RUN_FIELDS = (
 def accuracy_of(counts: Mapping[str, int]) -> float | None:
     """PASS / (PASS + FAIL), exactly; None when nothing was scored (SKIP, AGENT_ERROR and
     NOT_EVALUATED are excluded)."""
-    scored = counts.get("PASS", 0) + counts.get("FAIL", 0)
-    return counts.get("PASS", 0) / scored if scored else None
+    scored = sum(counts.get(v, 0) for v in SCORED)
+    return counts.get(VerdictValue.PASS, 0) / scored if scored else None
 
 
 def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counts = Counter(r["verdict"] for r in rows)
     # Seed 1's four verdicts always; NOT_EVALUATED (traces no rung could judge) only when present.
-    verdict_counts = {v: counts.get(v, 0) for v in VERDICTS if v != "NOT_EVALUATED" or counts.get(v)}
+    verdict_counts: dict[str, int] = {
+        v: counts.get(v, 0) for v in VERDICTS if v != VerdictValue.NOT_EVALUATED or counts.get(v)
+    }
     return {
         "case_count": len(rows),
         "verdict_counts": verdict_counts,
-        "scored_count": verdict_counts["PASS"] + verdict_counts["FAIL"],
+        "scored_count": sum(verdict_counts[v] for v in SCORED),
         "accuracy": accuracy_of(verdict_counts),  # exact, as seed 1 defines it
     }
 
@@ -56,8 +58,8 @@ def _ladder(results: Sequence[Mapping[str, Any]], rungs: Sequence[Mapping[str, A
             "rung": order[name],
             "name": name,
             "statuses": dict(sorted(statuses[name].items())),
-            "settled_fail": settled.get((name, "FAIL"), 0),
-            "settled_pass": settled.get((name, "PASS"), 0),
+            "settled_fail": settled.get((name, VerdictValue.FAIL), 0),
+            "settled_pass": settled.get((name, VerdictValue.PASS), 0),
         }
         for name in sorted(order, key=lambda n: (order[n], n))
     ]
@@ -118,7 +120,7 @@ def build_report(
     present = sorted({r["dimension"] for r in results if r["dimension"]})
     order = list(dimensions) + [d for d in present if d not in dimensions]
     summary["dimensions"] = {d: _block([r for r in results if r["dimension"] == d]) for d in order}
-    failed = [r for r in results if r["verdict"] == "FAIL"]
+    failed = [r for r in results if r["verdict"] == VerdictValue.FAIL]
     taxonomy = Counter(r["failure_class"] for r in failed)
     summary["taxonomy_counts"] = dict(sorted(taxonomy.items(), key=lambda kv: (-kv[1], str(kv[0]))))
     summary["top_failures"] = [
@@ -137,7 +139,7 @@ def build_report(
     worst = sorted(((tool, len(keys)) for tool, keys in implicated.items()), key=lambda kv: (-kv[1], kv[0]))
     summary["worst_tools"] = dict(worst)
     summary["top_worst_tools"] = [{"tool": t, "fail_cases": n} for t, n in worst[:5]]
-    scored = {r["trace_id"] for r in results if r["verdict"] in ("PASS", "FAIL")}
+    scored = {r["trace_id"] for r in results if r["verdict"] in SCORED}
     values: dict[str, list[float]] = {}
     for r in rungs:
         if r["trace_id"] in scored:
@@ -258,13 +260,13 @@ def report_problems(report: Mapping[str, Any]) -> list[str]:
         counts = block["verdict_counts"]
         if block["case_count"] != sum(counts.values()):
             found.append(f"{where}: case_count {block['case_count']} is not the sum of verdict_counts")
-        if block["scored_count"] != counts["PASS"] + counts["FAIL"]:
+        if block["scored_count"] != sum(counts[v] for v in SCORED):
             found.append(f"{where}: scored_count {block['scored_count']} is not PASS + FAIL")
         if block["accuracy"] != accuracy_of(counts):
             found.append(f"{where}: accuracy {block['accuracy']} is not PASS / scored_count")
     if s["case_count"] != len(report["results"]):
         found.append(f"summary: case_count {s['case_count']} but {len(report['results'])} results")
-    if sum(s["taxonomy_counts"].values()) != s["verdict_counts"]["FAIL"]:
+    if sum(s["taxonomy_counts"].values()) != s["verdict_counts"][VerdictValue.FAIL]:
         found.append("summary: taxonomy_counts do not add up to the FAIL count")
     return found
 

@@ -17,6 +17,8 @@ from math import comb
 from statistics import fmean
 from typing import Any
 
+from traceladder.evaluators.types import VerdictValue
+
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
     return comb(c, k) / comb(n, k) if k <= n else 0.0
@@ -30,14 +32,14 @@ def consistency(trials: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """`trials`: case id → verdicts, one per trial. Returns the consistency record body."""
     per_case: dict[str, dict[str, Any]] = {}
     for case_id, verdicts in sorted(trials.items()):
-        scored = [v for v in verdicts if v != "SKIP"]
+        scored = [v for v in verdicts if v != VerdictValue.SKIP]
         if not scored:
             continue
         counts = Counter(scored)
         majority = max(counts.values())
         per_case[case_id] = {
             "trials": len(scored),
-            "passes": counts.get("PASS", 0),
+            "passes": counts.get(VerdictValue.PASS, 0),
             "verdicts": list(verdicts),
             "agreement": round(majority / len(scored), 4),
             "flaky": len(counts) > 1,

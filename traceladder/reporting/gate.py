@@ -6,12 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from traceladder.errors import ExitCode
+from traceladder.evaluators.types import VERDICTS, VerdictValue
 from traceladder.reporting.build import accuracy_of
 
 
 @dataclass(frozen=True)
 class GateOutcome:
-    exit_code: int  # 0 pass, 1 gate failed, 2 not comparable
+    exit_code: ExitCode  # OK pass, CHECK_FAILED gate failed, USER_ERROR not comparable
     reason: str
     accuracy: float | None
     baseline_accuracy: float | None = None
@@ -20,7 +22,7 @@ class GateOutcome:
 
 
 def accuracy(verdicts: Mapping[tuple[str, int], tuple[str, Any]]) -> tuple[float | None, dict[str, int]]:
-    counts = {v: 0 for v in ("PASS", "FAIL", "SKIP", "AGENT_ERROR")}
+    counts: dict[str, int] = {v: 0 for v in VERDICTS if v != VerdictValue.NOT_EVALUATED}
     for verdict, _ in verdicts.values():
         counts[verdict] = counts.get(verdict, 0) + 1
     return accuracy_of(counts), counts
@@ -37,13 +39,11 @@ def decide(
 ) -> GateOutcome:
     acc, counts = accuracy(verdicts)
     if incomparable:
-        return GateOutcome(
-            2, f"run {run_id} is not comparable with the baseline: different {', '.join(incomparable)}", acc,
-            verdict_counts=counts,
-        )  # fmt: skip
+        reason = f"run {run_id} is not comparable with the baseline: different {', '.join(incomparable)}"
+        return GateOutcome(ExitCode.USER_ERROR, reason, acc, verdict_counts=counts)
     if acc is None:
-        return GateOutcome(1, f"gate failed: run {run_id} has no scored cases (all SKIP or AGENT_ERROR)", acc,
-                           verdict_counts=counts)  # fmt: skip
+        reason = f"gate failed: run {run_id} has no scored cases (all SKIP or AGENT_ERROR)"
+        return GateOutcome(ExitCode.CHECK_FAILED, reason, acc, verdict_counts=counts)
     failures = []
     base_acc = None
     regressed: tuple[str, ...] = ()
@@ -56,8 +56,8 @@ def decide(
             sorted(
                 case_id
                 for case_id, b in baseline.get("cases", {}).items()
-                if b["verdict"] == "PASS"
-                and any(c == case_id and v[0] != "PASS" for (c, _), v in verdicts.items())
+                if b["verdict"] == VerdictValue.PASS
+                and any(c == case_id and v[0] != VerdictValue.PASS for (c, _), v in verdicts.items())
             )
         )
         drop = base_acc - acc
@@ -69,19 +69,26 @@ def decide(
             )
     if failures:
         return GateOutcome(
-            1, f"gate failed for {run_id}: " + "; ".join(failures), acc, base_acc, regressed, counts
+            ExitCode.CHECK_FAILED,
+            f"gate failed for {run_id}: " + "; ".join(failures),
+            acc,
+            base_acc,
+            regressed,
+            counts,
         )
     parts = [f"pass rate {acc:.1%}"]
     if min_pass_rate is not None:
         parts.append(f"minimum {min_pass_rate:.1%}")
     if base_acc is not None:
         parts.append(f"baseline {base_acc:.1%}, allowed drop {max_drop:.1%}")
-    return GateOutcome(0, f"gate passed for {run_id}: " + ", ".join(parts), acc, base_acc, regressed, counts)
+    return GateOutcome(
+        ExitCode.OK, f"gate passed for {run_id}: " + ", ".join(parts), acc, base_acc, regressed, counts
+    )
 
 
 def markdown_summary(outcome: GateOutcome, run_id: str) -> str:
     """For $GITHUB_STEP_SUMMARY."""
-    icon = {0: "✅", 1: "❌", 2: "⚠️"}[outcome.exit_code]
+    icon = {ExitCode.OK: "✅", ExitCode.CHECK_FAILED: "❌", ExitCode.USER_ERROR: "⚠️"}[outcome.exit_code]
     lines = [
         f"## {icon} traceladder gate — {run_id}",
         "",

@@ -18,6 +18,7 @@ from importlib.resources import files
 from typing import Any
 
 from traceladder import __version__
+from traceladder.evaluators.types import SCORED
 from traceladder.reporting import html_sections as sections
 from traceladder.reporting.html_cases import VERDICT_ICONS, case_table, filters
 from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of, row_order
@@ -124,7 +125,7 @@ def _headline(report: Mapping[str, Any], live: LiveContext | None) -> str:
             "injects labelled faults into others. These numbers describe the simulator (and exercise the "
             "judge); they say nothing about any real model.</p>"
         )
-    unscored = ", ".join(f"{counts[v]} {v}" for v in counts if v not in ("PASS", "FAIL") and counts[v])
+    unscored = ", ".join(f"{counts[v]} {v}" for v in counts if v not in SCORED and counts[v])
     out.append(
         '<div class="headline"><div class="big"><span id="pass-rate">'
         f'{pct(rate.value)}</span> <span class="unit">pass rate</span></div>'

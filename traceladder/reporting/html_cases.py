@@ -11,11 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from traceladder.evaluators.types import VerdictValue
 from traceladder.reporting.html_data import argument_diffs, call_pairs, case_name, case_tools
 from traceladder.reporting.html_svg import waterfall
 from traceladder.reporting.html_text import as_json, clip, esc, table, td
 
-VERDICT_ICONS = {"PASS": "✓", "FAIL": "✗", "AGENT_ERROR": "⚠", "SKIP": "–", "NOT_EVALUATED": "?"}
+VERDICT_ICONS: dict[str, str] = {
+    VerdictValue.PASS: "✓",
+    VerdictValue.FAIL: "✗",
+    VerdictValue.AGENT_ERROR: "⚠",
+    VerdictValue.SKIP: "–",
+    VerdictValue.NOT_EVALUATED: "?",
+}
 STATUS_ICONS = {
     "pass": "✓",
     "fail": "✗",

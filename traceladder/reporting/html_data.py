@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from traceladder.evaluators.types import SCORED, VerdictValue
 from traceladder.live.stats import wilson
 
 # The rung numbers of the ladder as it stands: 5 (an LLM judge) is planned, not built.
@@ -37,7 +38,7 @@ class Rate:
 def rate_of(block: Mapping[str, Any]) -> Rate:
     """The rate of a report block (the summary or one dimension's)."""
     counts = block["verdict_counts"]
-    return Rate(counts.get("PASS", 0), counts.get("PASS", 0) + counts.get("FAIL", 0))
+    return Rate(counts.get(VerdictValue.PASS, 0), sum(counts.get(v, 0) for v in SCORED))
 
 
 def case_name(case: Mapping[str, Any]) -> str:
@@ -59,9 +60,9 @@ def by_tool(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     cases a finding implicates it in (the report's `worst_tools`). Most failures first."""
     scored: dict[str, list[bool]] = {}
     for case in report["results"]:
-        if case["verdict"] in ("PASS", "FAIL"):
+        if case["verdict"] in SCORED:
             for tool in case_tools(case):
-                scored.setdefault(tool, []).append(case["verdict"] == "PASS")
+                scored.setdefault(tool, []).append(case["verdict"] == VerdictValue.PASS)
     implicated = report["summary"].get("worst_tools") or {}
     rows = [
         {"tool": tool, "rate": Rate(sum(v), len(v)), "implicated": implicated.get(tool, 0)}
@@ -222,6 +223,6 @@ def row_order(cases: Sequence[Mapping[str, Any]], limit: int) -> tuple[list[Mapp
     first (they are what a reader opens the page for). Returns (shown, hidden count)."""
     if len(cases) <= limit:
         return list(cases), 0
-    ranked = sorted(range(len(cases)), key=lambda i: (cases[i]["verdict"] == "PASS", i))
+    ranked = sorted(range(len(cases)), key=lambda i: (cases[i]["verdict"] == VerdictValue.PASS, i))
     keep = sorted(ranked[:limit])
     return [cases[i] for i in keep], len(cases) - limit

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from traceladder.evaluators.types import VerdictValue
 from traceladder.reporting.html_cases import verdict_badge
 from traceladder.reporting.html_data import (
     PLANNED_JUDGE_RUNG,
@@ -101,7 +102,10 @@ def rates(report: Mapping[str, Any]) -> str:
         out.append(
             bars([rate_bar(d, r.passed, r.scored, r.interval) for d, r, _ in dims], title=title, scale=1)
         )
-        rows = [(d, r, [b["verdict_counts"].get(v, 0) for v in ("AGENT_ERROR", "SKIP")]) for d, r, b in dims]
+        rows = [
+            (d, r, [b["verdict_counts"].get(v, 0) for v in (VerdictValue.AGENT_ERROR, VerdictValue.SKIP)])
+            for d, r, b in dims
+        ]
         out.append(_rate_table("dimension", rows, ("⚠ agent errors", "– skipped")))
     else:
         out.append('<p class="muted">These traces carry no dimension.</p>')
@@ -133,7 +137,7 @@ def classes(report: Mapping[str, Any], where: Mapping[str, int]) -> str:
              for c, n in taxonomy.items()]  # fmt: skip
     cases: dict[str, list[str]] = {}
     for c in report["results"]:
-        if c["verdict"] == "FAIL":
+        if c["verdict"] == VerdictValue.FAIL:
             cases.setdefault(str(c.get("taxonomy")), []).append(case_name(c))
     rows = (
         f"<tr>{td(esc(c))}{td(n, 'num')}{td(links(cases.get(str(c), []), where))}</tr>"

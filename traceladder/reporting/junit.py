@@ -9,6 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from traceladder.evaluators.types import UNRATED, VerdictValue
 from traceladder.text import xml_text
 
 
@@ -19,9 +20,9 @@ def render_junit(report: dict[str, Any]) -> str:
         "testsuite",
         name=xml_text(f"traceladder {report['run'].get('run_id')}"),
         tests=str(len(report["results"])),
-        failures=str(s["FAIL"]),
-        errors=str(s["AGENT_ERROR"]),
-        skipped=str(s["SKIP"] + s.get("NOT_EVALUATED", 0)),
+        failures=str(s[VerdictValue.FAIL]),
+        errors=str(s[VerdictValue.AGENT_ERROR]),
+        skipped=str(sum(s.get(v, 0) for v in UNRATED)),
     )
     for r in report["results"]:
         name = (r["case_id"] or r["trace_id"]) + (f"#{r['repeat_index']}" if r["repeat_index"] else "")
@@ -30,12 +31,14 @@ def render_junit(report: dict[str, Any]) -> str:
         )
         detail = "\n".join(f"[rung {f['rung']}] {f['code']}: {f['message']}" for f in r["findings"])
         message = xml_text(r["explanation"] or "")
-        if r["verdict"] == "FAIL":
-            node = ET.SubElement(case, "failure", message=message, type=xml_text(r["taxonomy"] or "FAIL"))
+        if r["verdict"] == VerdictValue.FAIL:
+            node = ET.SubElement(
+                case, "failure", message=message, type=xml_text(r["taxonomy"] or VerdictValue.FAIL)
+            )
             node.text = xml_text(detail)
-        elif r["verdict"] == "AGENT_ERROR":
-            ET.SubElement(case, "error", message=message, type="AGENT_ERROR")
-        elif r["verdict"] in ("SKIP", "NOT_EVALUATED"):
+        elif r["verdict"] == VerdictValue.AGENT_ERROR:
+            ET.SubElement(case, "error", message=message, type=VerdictValue.AGENT_ERROR)
+        elif r["verdict"] in UNRATED:
             ET.SubElement(case, "skipped", message=message)
     root = ET.Element("testsuites")
     root.append(suite)

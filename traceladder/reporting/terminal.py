@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from traceladder.evaluators.types import VERDICTS
+from traceladder.evaluators.types import VERDICTS, VerdictValue
 from traceladder.reporting.judge_text import judge_sentence
 from traceladder.text import printable
 
@@ -31,7 +31,7 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         f"[bold]traceladder[/bold] run {escape(printable(run.get('run_id')))} · "
         f"model {escape(printable(run.get('model')))} · "
         f"{s['case_count']} case runs · accuracy [bold]{_pct(s['accuracy'])}[/bold] "
-        f"({counts['PASS']}/{s['scored_count']} scored; SKIP and AGENT_ERROR excluded)"
+        f"({counts[VerdictValue.PASS]}/{s['scored_count']} scored; SKIP and AGENT_ERROR excluded)"
     )
     verdicts = Table(title="Verdicts by dimension")
     verdicts.add_column("dimension")
@@ -95,7 +95,7 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
     for key, value in s["mean_rung_scores"].items():
         scores.add_row(key, "—" if value is None else f"{value:.3f}")
     console.print(scores)
-    bad = [r for r in report["results"] if r["verdict"] in ("FAIL", "AGENT_ERROR")]
+    bad = [r for r in report["results"] if r["verdict"] in (VerdictValue.FAIL, VerdictValue.AGENT_ERROR)]
     if bad:
         cases = Table(title=f"Failing cases ({len(bad)})", show_lines=False)
         cases.add_column("case")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError, VerificationFailed
+from traceladder.evaluators.types import VerdictValue
 from traceladder.files import read_json_object
 from traceladder.reporting.baseline import (
     LockRefused,
@@ -76,7 +77,9 @@ def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path
             "re-create it with `traceladder consistency`"
         )
     report = load_report(store, canonical)
-    fails = {(r["case_id"], r["repeat_index"]) for r in report["results"] if r["verdict"] == "FAIL"}
+    fails = {
+        (r["case_id"], r["repeat_index"]) for r in report["results"] if r["verdict"] == VerdictValue.FAIL
+    }
     try:
         counts = check_review(review, canonical, fails)
     except LockRefused as exc:

@@ -16,6 +16,7 @@ from typing import Any
 
 from traceladder.cases.model import Case
 from traceladder.domain.base import Domain
+from traceladder.evaluators.types import VerdictValue
 
 FAULTS = (
     "wrong_value",
@@ -154,7 +155,7 @@ def faulty_plan(case: Case, domain: Domain, seed: int) -> Plan:
         outcome = outcome_faults(case, domain)
         if outcome and rng.random() < OUTCOME_FAULT_RATE:
             return build_fault(case, domain, rng.choice(outcome))
-        label = {"fault": "none", "verdict": "PASS", "failure_class": None}
+        label = {"fault": "none", "verdict": VerdictValue.PASS, "failure_class": None}
         return Plan(oracle_plan(case, domain).turns, label, final_text=_final_text(case, domain))
     faults = sorted(applicable_faults(case, domain))
     # Agent errors are rarer than judgement faults, so a demo report stays about tool calling.
@@ -173,66 +174,72 @@ def build_fault(case: Case, domain: Domain, fault: str) -> Plan:
     calls = _golden_calls(case, domain)
     final = _final_text(case, domain)
 
-    def plan(turns: list[list[PlannedCall]], verdict: str, failure_class: str | None, **kw: Any) -> Plan:
+    def plan(
+        turns: list[list[PlannedCall]], verdict: VerdictValue, failure_class: str | None, **kw: Any
+    ) -> Plan:
         label = {"fault": fault, "verdict": verdict, "failure_class": failure_class}
         return Plan(turns, label, final_text=final, **kw)
 
-    def with_first(first: PlannedCall, verdict: str, failure_class: str) -> Plan:
+    def with_first(first: PlannedCall, verdict: VerdictValue, failure_class: str) -> Plan:
         rest = calls[1:]
         return plan(_turns([first, *rest], case) if rest else [[first]], verdict, failure_class)
 
     if fault == "api_error":
-        return plan([], "AGENT_ERROR", None, http_error=500)
+        return plan([], VerdictValue.AGENT_ERROR, None, http_error=500)
     if fault == "endless_loop":
-        return plan([], "AGENT_ERROR", None, endless=True)
+        return plan([], VerdictValue.AGENT_ERROR, None, endless=True)
     if fault == "lost_confirm":  # the confirm is right but times out; the agent still says "done"
         failing = frozenset({calls[-1].tool})
-        return plan(_turns(calls, case), "FAIL", "STATE_MISMATCH", failing_tools=failing)
+        return plan(_turns(calls, case), VerdictValue.FAIL, "STATE_MISMATCH", failing_tools=failing)
     if fault in ANSWER_FAULTS:  # the calls are right; the final answer misstates what they returned
-        return plan(_turns(calls, case), "FAIL", "ANSWER_UNGROUNDED", answer_fault=ANSWER_FAULTS[fault])
+        return plan(
+            _turns(calls, case), VerdictValue.FAIL, "ANSWER_UNGROUNDED", answer_fault=ANSWER_FAULTS[fault]
+        )
     if fault == "harmless_extra_read":
         extra = _extra_read(case, domain)
-        return plan(_turns(calls, case) + [[extra]] if extra else [], "PASS", None)
+        return plan(_turns(calls, case) + [[extra]] if extra else [], VerdictValue.PASS, None)
     if fault in ("call_on_negative", "extra_mutation"):
         tool, arguments = hints.extra_mutation or ("", {})
         mutation = PlannedCall(tool, dict(arguments))
         if fault == "call_on_negative":
-            return plan([[mutation]], "FAIL", "CALL_UNEXPECTED")
-        return plan(_turns(calls, case) + [[mutation]], "FAIL", "CALL_EXTRA")
+            return plan([[mutation]], VerdictValue.FAIL, "CALL_UNEXPECTED")
+        return plan(_turns(calls, case) + [[mutation]], VerdictValue.FAIL, "CALL_EXTRA")
     first = calls[0]
     args = first.arguments or {}
     if fault == "wrong_value":
         key = _changeable_param(case, domain) or ""
         other = hints.other_value(key, args[key]) if hints.other_value else None
-        return with_first(PlannedCall(first.tool, dict(args, **{key: other})), "FAIL", "PARAM_WRONG_VALUE")
+        return with_first(
+            PlannedCall(first.tool, dict(args, **{key: other})), VerdictValue.FAIL, "PARAM_WRONG_VALUE"
+        )
     if fault == "missing_param":
         dropped = dict(args)
         dropped.pop(next(iter(args)))
-        return with_first(PlannedCall(first.tool, dropped), "FAIL", "PARAM_MISSING")
+        return with_first(PlannedCall(first.tool, dropped), VerdictValue.FAIL, "PARAM_MISSING")
     if fault == "hallucinated_id":
         key = next(k for k in args if k in hints.hallucinated)
-        return with_first(PlannedCall(first.tool, dict(args, **{key: hints.hallucinated[key]})), "FAIL",
-                          "PARAM_HALLUCINATED_ID")  # fmt: skip
+        hallucinated = PlannedCall(first.tool, dict(args, **{key: hints.hallucinated[key]}))
+        return with_first(hallucinated, VerdictValue.FAIL, "PARAM_HALLUCINATED_ID")
     if fault == "invalid_json":
         import json
 
         raw = json.dumps(args, ensure_ascii=False)[:-1]  # the closing brace goes missing
-        return with_first(PlannedCall(first.tool, raw=raw), "FAIL", "PARAM_WRONG_FORMAT")
+        return with_first(PlannedCall(first.tool, raw=raw), VerdictValue.FAIL, "PARAM_WRONG_FORMAT")
     if fault == "unknown_tool":
-        return with_first(PlannedCall(f"{first.tool}_v2", args), "FAIL", "UNKNOWN_TOOL")
+        return with_first(PlannedCall(f"{first.tool}_v2", args), VerdictValue.FAIL, "UNKNOWN_TOOL")
     if fault == "wrong_tool":
         sibling = hints.sibling(first.tool, args) if hints.sibling else None
         tool, arguments = sibling or (first.tool, args)
         chain = tool in domain.chains.confirmations
-        return with_first(PlannedCall(tool, arguments, chain_action=chain), "FAIL", "TOOL_WRONG")
+        return with_first(PlannedCall(tool, arguments, chain_action=chain), VerdictValue.FAIL, "TOOL_WRONG")
     request, confirm = calls
     link = domain.chains.link
     if fault == "skipped_confirm":
-        return plan([[request]], "FAIL", "CALL_MISSING")
+        return plan([[request]], VerdictValue.FAIL, "CALL_MISSING")
     if fault == "wrong_order":
         early = PlannedCall(confirm.tool, dict(confirm.arguments or {}, **{link: "ACT-001"}))
-        return plan([[early], [request]], "FAIL", "ORDER_WRONG")
+        return plan([[early], [request]], VerdictValue.FAIL, "ORDER_WRONG")
     if fault == "broken_chain":
         stray = PlannedCall(confirm.tool, dict(confirm.arguments or {}, **{link: "ACT-002"}))
-        return plan([[request], [stray]], "FAIL", "CHAIN_BROKEN")
+        return plan([[request], [stray]], VerdictValue.FAIL, "CHAIN_BROKEN")
     raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
