@@ -174,3 +174,20 @@ def test_golden_arguments_right_but_call_schema_invalid(ctx):
     assert (v.verdict, v.failure_class, v.settled_at) == ("FAIL", "PARAM_WRONG_FORMAT", 1)
     partial = next(c for r in v.rungs if r.name == "call_match" for c in r.checks if c.status == "partial")
     assert partial.code == "PARAM_WRONG_FORMAT" and "is too long" in partial.diffs[0].actual
+
+
+def test_triage_is_a_status_not_a_sentence():
+    from traceladder.evaluators.ladder import fold
+    from traceladder.evaluators.types import RungResult
+
+    # A rung that skipped for its own reason counts as having run, whatever its sentence says …
+    own = RungResult(1, "schema", "skipped", explanation="a lower rung failed to record any call")
+    assert fold([own]).verdict == "PASS"
+    # … and a triaged rung never settles a verdict, whatever its sentence says.
+    triaged = RungResult(5, "judge", "skipped", explanation="sent to triage", triaged=True)
+    assert fold([triaged]).verdict == "NOT_EVALUATED"
+
+
+def test_a_triaged_rung_is_marked_by_the_fold(ctx):
+    v = judge_case(case([GET_ORDER]), [call("get_order", {"order_id": "441"})], ctx)
+    assert [r.name for r in v.rungs if r.triaged] == ["judge"]

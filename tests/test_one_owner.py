@@ -57,6 +57,23 @@ def test_verdicts_are_their_strings_in_json_and_comparisons():
     assert SCORED == ("PASS", "FAIL")
 
 
+def test_no_module_compares_with_a_rung_name_it_typed():
+    # `r["name"] == "call_match"`: renderers ask the rung modules for their names instead.
+    from traceladder.evaluators.ladder import BUILTIN
+
+    names = {rung.NAME for rung in BUILTIN}
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                found += [f"{path.name}:{node.lineno}" for side in sides
+                          if isinstance(side, ast.Constant) and side.value in names]  # fmt: skip
+    assert found == []
+    html_data = (PACKAGE / "reporting" / "html_data.py").read_text()
+    assert "PLANNED_JUDGE_RUNG" not in html_data and "not built" not in html_data
+
+
 def test_commands_return_named_exit_codes():
     # No `return 2` in a command: which exit a failure gets is read from the one table.
     literal = []

@@ -109,7 +109,7 @@ class Ladder:
             # whether or not that rung could have run.
             absent = [need for need in sorted(rung.NEEDS) if not inputs.has(need)]
             if rung.SURVIVORS_ONLY and failed:
-                result = RungResult(rung.NUMBER, rung.NAME, "skipped",
+                result = RungResult(rung.NUMBER, rung.NAME, "skipped", triaged=True,
                                     explanation="a lower rung failed: sent to triage instead")  # fmt: skip
             elif absent:
                 result = RungResult(rung.NUMBER, rung.NAME, "not_evaluated",
@@ -130,7 +130,7 @@ def fold(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdic
     NOT_EVALUATED when no rung could run at all.
     """
     rungs = tuple(results)
-    ran = [r for r in rungs if r.status in ("pass", "fail", "skipped") and not _triaged(r)]
+    ran = [r for r in rungs if r.status in ("pass", "fail", "skipped") and not r.triaged]
     judged = [r for r in ran if r.status != "skipped"] or ran
     if not ran:
         reasons = "; ".join(f"{r.name}: {r.explanation}" for r in rungs)
@@ -157,10 +157,6 @@ def fold(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdic
     if missing:
         text += f" (not evaluated: {', '.join(missing)})"
     return Verdict(VerdictValue.PASS, None, top.rung, top.name, rungs, text, ignored)
-
-
-def _triaged(result: RungResult) -> bool:
-    return result.status == "skipped" and result.explanation.startswith("a lower rung failed")
 
 
 def _pass_text(passed: Sequence[RungResult]) -> str:

@@ -109,6 +109,9 @@ class RungResult:
     checks: tuple[CallCheck, ...] = ()
     findings: tuple[Finding, ...] = ()
     explanation: str = ""
+    # A survivors-only rung the fold skipped because a lower rung failed: the trace went to triage,
+    # so the rung did not run and cannot settle a verdict. Status is data; the explanation is for people.
+    triaged: bool = False
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
+from traceladder.evaluators import judge as judge_rung
 from traceladder.evaluators.types import SCORED, VERDICTS, VerdictValue
 
 # The run block, always with these keys (null when unknown: traces that came from elsewhere).
@@ -70,7 +71,7 @@ def judge_block(
 ) -> dict[str, Any] | None:
     """Rung 5 in numbers: what the judge decided, what it cost, and what the ladder spared it.
     None when no judge ran and none was asked for (rung 5 only ever said "no judge configured")."""
-    statuses = Counter(r["status"] for r in rungs if r["rung_name"] == "judge")
+    statuses = Counter(r["status"] for r in rungs if r["rung_name"] == judge_rung.NAME)
     if not judgments and not statuses.get("pass") and not statuses.get("fail"):
         return None
     outcomes = Counter(j["outcome"] for j in judgments)

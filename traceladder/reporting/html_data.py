@@ -12,11 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from traceladder.evaluators import call_match
 from traceladder.evaluators.types import SCORED, VerdictValue
 from traceladder.live.stats import wilson
-
-# The rung numbers of the ladder as it stands: 5 (an LLM judge) is planned, not built.
-PLANNED_JUDGE_RUNG = 5
 
 
 @dataclass(frozen=True)
@@ -120,7 +118,7 @@ def call_pairs(case: Mapping[str, Any]) -> list[dict[str, Any]]:
     or None), `check` (or None)."""
     golden = list(case.get("golden") or [])
     actual = {c["ordinal"]: c for c in case.get("actual") or []}
-    checks = next((r.get("checks") for r in case.get("rungs") or [] if r["name"] == "call_match"), None)
+    checks = next((r.get("checks") for r in case.get("rungs") or [] if r["name"] == call_match.NAME), None)
     if not checks:
         calls = list(actual.values())
         width = max(len(golden), len(calls))

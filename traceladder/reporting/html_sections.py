@@ -8,10 +8,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from traceladder.evaluators import judge as judge_rung
 from traceladder.evaluators.types import VerdictValue
 from traceladder.reporting.html_cases import verdict_badge
 from traceladder.reporting.html_data import (
-    PLANNED_JUDGE_RUNG,
     Comparison,
     Rate,
     by_tool,
@@ -55,7 +55,7 @@ def ladder(report: Mapping[str, Any]) -> str:
         out.append(f'<p class="note" id="judge">{esc(judge_sentence(judge))}</p>')
     elif reach.top_rung is not None:
         out.append(
-            f'<p class="note" id="no-judge">No judge was configured, so rung {PLANNED_JUDGE_RUNG} did not '
+            f'<p class="note" id="no-judge">No judge was configured, so rung {judge_rung.NUMBER} did not '
             "run: every trace was settled by code (see --judge-model).</p>"
         )
     chart = [
