@@ -98,3 +98,15 @@ def test_the_exit_code_table_is_rendered_into_the_cli_reference():
     for codes, meaning in EXIT_CODE_TABLE:
         assert f"| {' / '.join(str(int(c)) for c in codes)} | {meaning} |" in docs
     assert {c for codes, _ in EXIT_CODE_TABLE for c in codes} == set(ExitCode)
+
+
+def test_every_genai_attribute_name_comes_from_semconv():
+    # The OTel GenAI names (and our own traceladder.* ones) are declared once, in the
+    # instrumentation's semconv; a foreign convention's own names stay in its convention module.
+    from traceladder.instrumentation import semconv
+
+    names = {v for k, v in vars(semconv).items() if k.isupper() and isinstance(v, str) and "." in v}
+    spelled = _spelled_outside("instrumentation/semconv.py", names)
+    # the conventions' entry-point group shares its spelling with an attribute, not its meaning
+    assert [s for s in spelled if not s.startswith("conventions/registry.py")] == []
+    assert not [s for s in spelled if "'gen_ai." in s]

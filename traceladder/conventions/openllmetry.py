@@ -40,6 +40,7 @@ from traceladder.conventions.values import (
     text,
 )
 from traceladder.conventions.views import OPENLLMETRY, SpanView
+from traceladder.instrumentation import semconv as sc
 
 SPAN_KIND: Final = "traceloop.span.kind"
 REQUEST_TYPE: Final = "llm.request.type"
@@ -81,12 +82,12 @@ def execution(span: SpanView) -> Execution:
     args = attrs.get("traceloop.entity.input", ABSENT)
     if args is not ABSENT:
         args = _kwargs(args)
-    name = name_text(attrs.get("traceloop.entity.name")) or name_text(attrs.get("gen_ai.tool.name"))
+    name = name_text(attrs.get("traceloop.entity.name")) or name_text(attrs.get(sc.TOOL_NAME))
     failed, error_type = failure(span)
     output = attrs.get("traceloop.entity.output")
     return Execution(
         span.span_id, span.parent_span_id, span.start_ns, span.end_ns, name,
-        name_text(attrs.get("gen_ai.tool.call.id")) or None, args,
+        name_text(attrs.get(sc.TOOL_CALL_ID)) or None, args,
         # the parsed kwargs re-serialised, never the model's text: ranked with structured values
         args_rank_of(args, ARGS_STRUCTURED),
         _returned(output) if output is not None else None, failed, error_type, OPENLLMETRY,

@@ -40,25 +40,28 @@ from traceladder.conventions.values import (
     text,
 )
 from traceladder.conventions.views import OTEL_GENAI, SpanView
+from traceladder.instrumentation import semconv as sc
 
-OPERATION: Final = "gen_ai.operation.name"
-EXECUTE_TOOL: Final = "execute_tool"
-INFERENCE_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content", "completion"})
-INPUT_MESSAGES: Final = "gen_ai.input.messages"
-OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
-TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
-TOOL_NAME: Final = "gen_ai.tool.name"
-TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
-TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
-TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
-ERROR_TYPE: Final = "error.type"
-# Our own agent loop records a failed tool's payload here (traceladder.instrumentation.semconv).
-TOOL_ERROR_ATTRS: Final = ("traceladder.tool.error", "gen_ai.tool.error")
+# The names are the instrumentation's (one owner, the pinned conventions version); this module
+# keeps its short aliases because the other conventions import them from here.
+OPERATION: Final = sc.OPERATION_NAME
+EXECUTE_TOOL: Final = sc.OP_EXECUTE_TOOL
+INFERENCE_OPERATIONS: Final = frozenset({sc.OP_CHAT, "text_completion", "generate_content", "completion"})
+INPUT_MESSAGES: Final = sc.INPUT_MESSAGES
+OUTPUT_MESSAGES: Final = sc.OUTPUT_MESSAGES
+TOOL_DEFINITIONS: Final = sc.TOOL_DEFINITIONS
+TOOL_NAME: Final = sc.TOOL_NAME
+TOOL_CALL_ID: Final = sc.TOOL_CALL_ID
+TOOL_CALL_ARGUMENTS: Final = sc.TOOL_CALL_ARGUMENTS
+TOOL_CALL_RESULT: Final = sc.TOOL_CALL_RESULT
+ERROR_TYPE: Final = sc.ERROR_TYPE
+# Our own agent loop records a failed tool's payload in TOOL_ERROR; some producers use gen_ai.tool.error.
+TOOL_ERROR_ATTRS: Final = (sc.TOOL_ERROR, sc.TOOL_ERROR_GENAI)
 
-CHOICE: Final = "gen_ai.choice"
-ASSISTANT_MESSAGE: Final = "gen_ai.assistant.message"
-TOOL_MESSAGE: Final = "gen_ai.tool.message"
-OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
+CHOICE: Final = sc.EVENT_CHOICE
+ASSISTANT_MESSAGE: Final = sc.EVENT_ASSISTANT_MESSAGE
+TOOL_MESSAGE: Final = sc.EVENT_TOOL_MESSAGE
+OPERATION_DETAILS: Final = sc.EVENT_OPERATION_DETAILS
 EVENT_NAMES: Final = frozenset({CHOICE, ASSISTANT_MESSAGE, TOOL_MESSAGE, OPERATION_DETAILS})
 
 
@@ -72,8 +75,8 @@ def failure(span: SpanView) -> tuple[bool, str | None]:
         for event in span.events or ():
             if isinstance(event, dict) and event.get("name") == "exception":
                 fields = event.get("attributes")
-                if isinstance(fields, dict) and isinstance(fields.get("exception.type"), str):
-                    error_type = fields["exception.type"]
+                if isinstance(fields, dict) and isinstance(fields.get(sc.EXCEPTION_TYPE), str):
+                    error_type = fields[sc.EXCEPTION_TYPE]
                     break
     return failed, error_type
 
@@ -252,7 +255,7 @@ def _genai(value: str) -> list[DefinitionSource]:
 
 def execution_definition(attrs: dict[str, Any]) -> DefinitionSource | None:
     """An execute_tool span naming and describing its tool (no parameters schema)."""
-    name, description = attrs.get(TOOL_NAME), attrs.get("gen_ai.tool.description")
+    name, description = attrs.get(TOOL_NAME), attrs.get(sc.TOOL_DESCRIPTION)
     if isinstance(name, str) and name and isinstance(description, str):
         return DefinitionSource(name, description, None, OTEL_GENAI)
     return None
@@ -262,7 +265,7 @@ def event_name(name: Any, attrs: dict[str, Any]) -> str | None:
     """The event's name: the LogRecord field, else the pre-1.0 `event.name` attribute."""
     if isinstance(name, str) and name:
         return name
-    legacy = attrs.get("event.name")
+    legacy = attrs.get(sc.EVENT_NAME)
     return legacy if isinstance(legacy, str) else None
 
 

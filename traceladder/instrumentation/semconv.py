@@ -20,6 +20,7 @@ CONVERSATION_ID: Final = "gen_ai.conversation.id"
 REQUEST_MODEL: Final = "gen_ai.request.model"
 REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
 REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
+REQUEST_SEED: Final = "gen_ai.request.seed"
 RESPONSE_MODEL: Final = "gen_ai.response.model"
 RESPONSE_ID: Final = "gen_ai.response.id"
 RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
@@ -34,13 +35,23 @@ TOOL_TYPE: Final = "gen_ai.tool.type"
 TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+TOOL_ERROR_GENAI: Final = "gen_ai.tool.error"  # not in the conventions; some producers write it
 ERROR_TYPE: Final = "error.type"
+EXCEPTION_TYPE: Final = "exception.type"  # on the `exception` span event
+EVENT_NAME: Final = "event.name"  # a log record's event name before the field existed
 SERVER_ADDRESS: Final = "server.address"
 SERVER_PORT: Final = "server.port"
 
 OP_CHAT: Final = "chat"
 OP_EXECUTE_TOOL: Final = "execute_tool"
 OP_INVOKE_AGENT: Final = "invoke_agent"
+
+# Event names (log records or span events) of the event form of the conventions.
+EVENT_USER_MESSAGE: Final = "gen_ai.user.message"
+EVENT_CHOICE: Final = "gen_ai.choice"
+EVENT_ASSISTANT_MESSAGE: Final = "gen_ai.assistant.message"
+EVENT_TOOL_MESSAGE: Final = "gen_ai.tool.message"
+EVENT_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
 
 # Our own namespace (not part of the conventions).
 RUN_ID: Final = "traceladder.run.id"
@@ -60,6 +71,13 @@ CONVENTIONS: Final = "traceladder.conventions"
 REQUEST_RETRIES: Final = "traceladder.request.retries"
 # … and every deviation of the server's response the agent tolerated, one entry per occurrence.
 RESPONSE_QUIRKS: Final = "traceladder.response.quirks"
+# On the judge's own `chat` spans: what it judged and how (traceladder.judge.phase).
+JUDGE_PROMPT_HASH: Final = "traceladder.judge.prompt_hash"
+JUDGE_TRAJECTORY_HASH: Final = "traceladder.judge.trajectory_hash"
+JUDGE_JUDGED_TRACE_ID: Final = "traceladder.judge.judged_trace_id"
+JUDGE_RUBRIC_VERSION: Final = "traceladder.judge.rubric_version"
+JUDGE_VERDICT: Final = "traceladder.judge.verdict"
+JUDGE_LINK: Final = "traceladder.judge.link"  # on the link to the judged trace
 
 # The values of RESPONSE_QUIRKS, each with what was tolerated and what the agent did about it.
 QUIRKS: Final[dict[str, str]] = {

@@ -298,17 +298,17 @@ def _ask_all(
                 is_remote=True,
                 trace_flags=TraceFlags(TraceFlags.SAMPLED),
             )
-            links.append(Link(context, {"traceladder.judge.link": "judged_trace"}))
+            links.append(Link(context, {sc.JUDGE_LINK: "judged_trace"}))
         attrs: dict[str, AttributeValue] = {
             sc.OPERATION_NAME: "chat",
             sc.PROVIDER_NAME: options.endpoint.provider,
             sc.REQUEST_MODEL: options.endpoint.model,
-            "gen_ai.request.temperature": 0.0,
-            "gen_ai.request.seed": 0,
-            "traceladder.judge.prompt_hash": ask.key[0],
-            "traceladder.judge.trajectory_hash": ask.key[1],
-            "traceladder.judge.judged_trace_id": ask.first_trace,
-            "traceladder.judge.rubric_version": options.rubric.version,
+            sc.REQUEST_TEMPERATURE: 0.0,
+            sc.REQUEST_SEED: 0,
+            sc.JUDGE_PROMPT_HASH: ask.key[0],
+            sc.JUDGE_TRAJECTORY_HASH: ask.key[1],
+            sc.JUDGE_JUDGED_TRACE_ID: ask.first_trace,
+            sc.JUDGE_RUBRIC_VERSION: options.rubric.version,
         }
         with tracer.start_as_current_span(
             f"chat {options.endpoint.model}", kind=SpanKind.CLIENT, attributes=attrs, links=links
@@ -317,7 +317,7 @@ def _ask_all(
             span.set_attribute(sc.USAGE_INPUT_TOKENS, reply.input_tokens)
             span.set_attribute(sc.USAGE_OUTPUT_TOKENS, reply.output_tokens)
             if reply.response_model:
-                span.set_attribute("gen_ai.response.model", reply.response_model)
+                span.set_attribute(sc.RESPONSE_MODEL, reply.response_model)
             if reply.text is not None:
                 message = [{"role": "assistant", "parts": [{"type": "text", "content": reply.text}]}]
                 span.set_attribute(sc.OUTPUT_MESSAGES, json.dumps(message, ensure_ascii=False))
@@ -325,7 +325,7 @@ def _ask_all(
                 span.set_status(Status(StatusCode.ERROR, reply.error or "judge error"))
                 span.set_attribute(sc.ERROR_TYPE, "judge_error")
             else:
-                span.set_attribute("traceladder.judge.verdict", _verdict(reply.criteria))
+                span.set_attribute(sc.JUDGE_VERDICT, _verdict(reply.criteria))
             judge_trace = format(span.get_span_context().trace_id, "032x")
         with lock:
             out.input_tokens += reply.input_tokens

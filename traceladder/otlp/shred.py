@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from traceladder.conventions.columns import tool_columns
 from traceladder.conventions.registry import tool_json_markers
+from traceladder.instrumentation import semconv as sc
 from traceladder.otlp.otlp_json import json_id
 from traceladder.otlp.rows import (
     KIND_NAMES,
@@ -189,7 +190,7 @@ SELECT
   CASE WHEN spi = 0 THEN resource_raw END AS resource, scope_name, scope_version,
   nullif(s.traceState, '') AS trace_state,
   (TRY_CAST(s.flags AS UBIGINT) % 4294967296)::BIGINT AS flags,
-  {_scalar_attr("gen_ai.operation.name")} AS operation, {_scalar_attr("error.type")} AS error_type,
+  {_scalar_attr(sc.OPERATION_NAME)} AS operation, {_scalar_attr(sc.ERROR_TYPE)} AS error_type,
   reason, ri, si, spi, src_idx
 FROM chk
 )

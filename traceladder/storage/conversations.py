@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from traceladder.conventions.answers import exchange
 from traceladder.conventions.registry import llm_span_sql
+from traceladder.instrumentation import semconv as sc
 from traceladder.storage.db import Store, trace_id_table
 
 # LLM spans by the conventions' one rule (the trace index counts the same spans as model turns).
@@ -84,12 +85,12 @@ def _json(text: str | None) -> object:
 def _from_events(events: list[tuple[str, object]]) -> tuple[str | None, str | None]:
     """The first user message event's content and the latest choice event's message content."""
     instruction = next(
-        (b["content"] for n, b in events if n == "gen_ai.user.message" and isinstance(b, dict)
+        (b["content"] for n, b in events if n == sc.EVENT_USER_MESSAGE and isinstance(b, dict)
          and isinstance(b.get("content"), str)), None,
     )  # fmt: skip
     answer = None
     for name, body in reversed(events):
-        message = body.get("message") if name == "gen_ai.choice" and isinstance(body, dict) else None
+        message = body.get("message") if name == sc.EVENT_CHOICE and isinstance(body, dict) else None
         if isinstance(message, dict) and isinstance(message.get("content"), str) and message["content"]:
             answer = message["content"]
             break

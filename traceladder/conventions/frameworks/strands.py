@@ -23,6 +23,7 @@ from traceladder.conventions.base import Convention
 from traceladder.conventions.sources import DefinitionSource, Execution
 from traceladder.conventions.values import ABSENT, ARGS_STRUCTURED, as_dict, loads, text
 from traceladder.conventions.views import SpanView
+from traceladder.instrumentation import semconv as sc
 
 SCOPE: Final = "strands.telemetry.tracer"
 NAME: Final = "strands"
@@ -65,7 +66,7 @@ class Strands(Convention):
         if span.scope_name != SCOPE or not isinstance(attrs.get(og.TOOL_NAME), str):
             return None
         schema = as_dict(attrs.get("gen_ai.tool.json_schema"))
-        description = attrs.get("gen_ai.tool.description")
+        description = attrs.get(sc.TOOL_DESCRIPTION)
         return DefinitionSource(
             attrs[og.TOOL_NAME], text(description) if isinstance(description, str) else None, schema, NAME
         )
