@@ -9,8 +9,9 @@ none otherwise — rung 1 is then `not_evaluated` with the reason, never passed 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,47 @@ def facts_key(unit: UnitRow, ctx: Context) -> Any:
         within = facts.duration_ms is not None and facts.duration_ms <= policy.max_latency_ms
         duration = "within" if within else facts.duration_ms
     return (id(policy), turns, duration)
+
+
+# What each rung input of `TraceInputs` is made of, as a hashable part of the dedupe key: traces
+# whose parts agree for every input the ladder reads get one verdict (`pool.judge_batch`). Each
+# part holds exactly what `inputs_for` builds that input from; the two change together, and a test
+# fails when an input has no part here.
+KeyPart = Callable[[UnitRow, Context], Hashable]
+INPUT_KEYS: Mapping[str, KeyPart] = {
+    "case": lambda u, c: (u.domain, u.case_id),
+    "agent_error": lambda u, c: (u.case_id is not None, u.agent_status, u.error_type),
+    "tools": lambda u, c: (u.domain, u.case_id is not None, u.definitions),
+    "rules": lambda u, c: (u.domain, u.case_id is not None),
+    "policy": facts_key,
+    "facts": facts_key,  # read only by the policy's checks: what of them can matter
+    "judge": lambda u, c: (c.judgments.get(u.trace_id), c.judge_absent.get(u.trace_id)),
+    "state": lambda u, c: (u.domain, u.case_id, u.ledger),
+}
+# Read whatever the rungs declare: the fold (a skipped case, an agent error) and rung 1 (schemas
+# and rules when there are any), which needs none of them to run.
+ALWAYS_READ = frozenset({"case", "agent_error", "tools", "rules"})
+# Fields of `TraceInputs` that are not inputs: the trace's identity, its calls (the key's first
+# part, as recorded) and the reasons derived from the inputs above.
+NOT_INPUTS = frozenset({"trace_id", "calls", "absent"})
+
+
+def dedupe_parts(ladder: Ladder) -> tuple[KeyPart, ...]:
+    """The key parts a ladder's verdicts depend on: those of every input some rung `NEEDS`, and
+    of those read by every ladder. A need that is not a `TraceInputs` field is never present (the
+    rung is `not_evaluated` for every trace alike), so it adds nothing."""
+    fields = {f.name for f in dataclass_fields(TraceInputs)} - NOT_INPUTS
+    needed = ALWAYS_READ.union(*(rung.NEEDS for rung in ladder.rungs)) & fields
+    missing = sorted(needed - set(INPUT_KEYS))
+    if missing:
+        raise ValueError(f"rung input(s) {', '.join(missing)} have no part in the dedupe key (INPUT_KEYS)")
+    return tuple(INPUT_KEYS[name] for name in sorted(needed))
+
+
+def dedupe_key(unit: UnitRow, recorded: Hashable, ctx: Context, parts: Sequence[KeyPart]) -> tuple[Any, ...]:
+    """Equal for two traces exactly when the ladder gives them one verdict: the calls as recorded
+    (names, arguments, statuses, results, order) and the part of every input it reads."""
+    return (recorded, *(part(unit, ctx) for part in parts))
 
 
 def _untagged_tools(

@@ -18,7 +18,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.evaluation.assemble import CallParser, Context, facts_key, inputs_for, raw_calls_by_trace
+from traceladder.evaluation.assemble import (
+    CallParser,
+    Context,
+    dedupe_key,
+    dedupe_parts,
+    inputs_for,
+    raw_calls_by_trace,
+)
 from traceladder.evaluation.rows import RowBuilder
 from traceladder.storage.readers import UnitRow
 from traceladder.storage.results import ResultTables
@@ -44,7 +51,7 @@ def judge_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) ->
     The ladder is a pure function of a trace's inputs, so traces with identical inputs — the same
     domain, case and agent outcome, and the same calls with the same arguments, statuses and
     results, in the same order — are judged once per batch (a re-run suite is mostly such
-    traces). Every field a rung can read is part of the key.
+    traces). The key is derived from what the ladder's rungs read (`assemble.dedupe_parts`).
     """
     requests = frozenset().union(*(d.rules.requests for d in ctx.domains.values()))
     raw_calls = raw_calls_by_trace(call_table)
@@ -52,12 +59,11 @@ def judge_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) ->
     builder = RowBuilder(ctx.ladder.version + ctx.judge_tag)
     judge = ctx.ladder.judge
     seen: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+    parts = dedupe_parts(ctx.ladder)
     weigh = ctx.sampling.weight
     for unit in units:
         recorded = raw_calls.get(unit.trace_id, ())
-        key = (unit.domain, unit.case_id, unit.agent_status, unit.error_type, recorded, unit.definitions,
-               unit.ledger, ctx.judgments.get(unit.trace_id), ctx.judge_absent.get(unit.trace_id),
-               facts_key(unit, ctx))  # fmt: skip
+        key = dedupe_key(unit, recorded, ctx, parts)
         hit = seen.get(key)
         if hit is None:
             inputs = inputs_for(unit, parser.calls(recorded), ctx)
