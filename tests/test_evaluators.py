@@ -208,3 +208,14 @@ def test_optimal_is_at_least_positional_and_bounded(actual, expected):
     best = partial_credit.optimal(actual, expected, seed2_credit)
     assert partial_credit.positional(actual, expected, seed2_credit) <= best + 1e-9
     assert 0.0 <= best <= 1.0
+
+
+@given(
+    st.lists(st.sampled_from("abcd"), max_size=6),
+    st.lists(st.sampled_from("abcd"), max_size=6),
+    st.booleans(),
+)
+def test_trajectory_scores_at_once_equal_each_mode_alone(actual, expected, multiset):
+    # one set of formulas: the four-at-once path can never drift from the per-mode one
+    together = trajectory.scores(actual, expected, multiset=multiset)
+    assert together == {m: trajectory.score(actual, expected, m, multiset=multiset) for m in trajectory.MODES}

@@ -35,37 +35,31 @@ Mode = Literal["strict", "unordered", "subset", "superset"]
 MODES: tuple[Mode, ...] = ("strict", "unordered", "subset", "superset")
 
 
-def _bags(
-    actual: Sequence[str], expected: Sequence[str], multiset: bool
-) -> tuple[Counter[str], Counter[str]]:
-    if multiset:
-        return Counter(actual), Counter(expected)
-    return Counter(set(actual)), Counter(set(expected))
+def _strict(actual: Sequence[str], expected: Sequence[str]) -> float:
+    """1.0 for the same sequence, else the in-order prefix over the longer length."""
+    if list(actual) == list(expected):
+        return 1.0
+    prefix = 0
+    for got, want in zip(actual, expected, strict=False):
+        if got != want:
+            break
+        prefix += 1
+    return prefix / max(len(actual), len(expected), 1)
 
 
-def score(actual: Sequence[str], expected: Sequence[str], mode: Mode, *, multiset: bool = False) -> float:
-    """The partial score of one mode in [0, 1]; 1.0 means the mode passes."""
-    if mode == "strict":
-        if list(actual) == list(expected):
-            return 1.0
-        prefix = 0
-        for got, want in zip(actual, expected, strict=False):
-            if got != want:
-                break
-            prefix += 1
-        return prefix / max(len(actual), len(expected), 1)
+def _counts(actual: Sequence[str], expected: Sequence[str], multiset: bool) -> tuple[int, int, int, int]:
+    """(overlap, union, |actual|, |expected|) as sets, or as bags counting duplicates."""
     if multiset:
-        a, e = _bags(actual, expected, multiset)
-        overlap, union, n_actual, n_expected = (
-            sum((a & e).values()),
-            sum((a | e).values()),
-            sum(a.values()),
-            sum(e.values()),
-        )
-    else:
-        sa, se = set(actual), set(expected)
-        overlap, union, n_actual, n_expected = len(sa & se), len(sa | se), len(sa), len(se)
-    if mode == "unordered":
+        a, e = Counter(actual), Counter(expected)
+        return sum((a & e).values()), sum((a | e).values()), sum(a.values()), sum(e.values())
+    sa, se = set(actual), set(expected)
+    return len(sa & se), len(sa | se), len(sa), len(se)
+
+
+def _ratio(mode: Mode, counts: tuple[int, int, int, int]) -> float:
+    """The three set-based modes' formulas, in one place (an empty denominator passes)."""
+    overlap, union, n_actual, n_expected = counts
+    if mode == "unordered":  # Jaccard
         return overlap / union if union else 1.0
     if mode == "subset":  # expected ⊆ actual: recall
         return overlap / n_expected if n_expected else 1.0
@@ -74,18 +68,17 @@ def score(actual: Sequence[str], expected: Sequence[str], mode: Mode, *, multise
     raise ValueError(f"unknown trajectory mode {mode!r}; choose one of {', '.join(MODES)}")
 
 
+def score(actual: Sequence[str], expected: Sequence[str], mode: Mode, *, multiset: bool = False) -> float:
+    """The partial score of one mode in [0, 1]; 1.0 means the mode passes."""
+    if mode == "strict":
+        return _strict(actual, expected)
+    return _ratio(mode, _counts(actual, expected, multiset))
+
+
 def scores(actual: Sequence[str], expected: Sequence[str], *, multiset: bool = False) -> dict[str, float]:
     """All four modes at once, keyed by mode name (the set algebra done once)."""
-    if multiset:
-        return {mode: score(actual, expected, mode, multiset=True) for mode in MODES}
-    sa, se = set(actual), set(expected)
-    overlap, union = len(sa & se), len(sa | se)
-    return {
-        "strict": score(actual, expected, "strict"),
-        "unordered": overlap / union if union else 1.0,
-        "subset": overlap / len(se) if se else 1.0,
-        "superset": overlap / len(sa) if sa else 1.0,
-    }
+    counts = _counts(actual, expected, multiset)
+    return {mode: _strict(actual, expected) if mode == "strict" else _ratio(mode, counts) for mode in MODES}
 
 
 def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
