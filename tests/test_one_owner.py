@@ -110,3 +110,18 @@ def test_every_genai_attribute_name_comes_from_semconv():
     # the conventions' entry-point group shares its spelling with an attribute, not its meaning
     assert [s for s in spelled if not s.startswith("conventions/registry.py")] == []
     assert not [s for s in spelled if "'gen_ai." in s]
+
+
+def test_sql_on_runs_lives_in_storage():
+    # The runner records runs through storage.runs; only storage spells SQL on the table.
+    import re
+
+    sql = re.compile(r"\b(FROM|INTO|UPDATE)\s+runs\b", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).parts[0] != "storage"
+        for line, value in _constants(path)
+        if isinstance(value, str) and sql.search(value) and "traceladder sql" not in value
+    ]
+    assert found == []

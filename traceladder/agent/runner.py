@@ -36,6 +36,14 @@ from traceladder.errors import ExitCode, Interrupted, StoreError, UserError, fir
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
 from traceladder.storage.db import ACTIVE_RUNS, Store
 from traceladder.storage.exporter import DuckDBSpanExporter
+from traceladder.storage.runs import (
+    NewRun,
+    create_run,
+    mark_finished,
+    mark_running,
+    recorded_config,
+    resume_facts,
+)
 
 ProgressFn = Callable[[int, int, str, str], None]
 MAX_CASE_RUNS = 100_000  # a bigger selection × --repeat is a typo, not an evaluation
@@ -123,7 +131,7 @@ def run_suite(
     if sim is None:  # a simulated model has no network to check
         _check(choice, client_factory, config)
     if options.resume:
-        store.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
+        mark_running(store, run_id)
     else:
         _create_run(store, run_id, choice, config, hashes, path, selected, repeat, domain.name)
     ACTIVE_RUNS.add(run_id)
@@ -233,10 +241,7 @@ def run_suite(
         ACTIVE_RUNS.discard(run_id)
         # If this fails too (the disk is still full), the next writer marks the run interrupted.
         with contextlib.suppress(Exception):
-            store.execute(
-                "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-                [status, datetime.now(UTC).replace(tzinfo=None), run_id],
-            )
+            mark_finished(store, run_id, status)
     return RunSummary(run_id, status, counts["recorded"], total, counts["errors"])
 
 
@@ -303,8 +308,7 @@ def _write_failed(run_id: str, exc: BaseException) -> StoreError:
 def stored_run(store: Store, run_id: str) -> tuple[dict[str, Any], str | None] | None:
     """The configuration a run recorded (`AgentConfig.recorded()`) and its domain, or None for
     no such run."""
-    rows = store.fetchall("SELECT config, domain FROM runs WHERE run_id = ?", [run_id])
-    return (json.loads(rows[0][0]), rows[0][1]) if rows else None
+    return recorded_config(store, run_id)
 
 
 def _create_run(
@@ -313,35 +317,28 @@ def _create_run(
 ) -> None:  # fmt: skip
     endpoint = endpoint_for(choice)
     selection = {"case_ids": [c.id for c in selected], "repeat": repeat}
-    store.execute(
-        "INSERT INTO runs (run_id, suite, domain, model, provider, base_url_host, config, input_hashes,"
-        " selection, cases_total, started_at, status)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
-        [
-            run_id, suite.name, domain, choice.model, endpoint.provider, endpoint.host,
-            json.dumps(config.recorded()), json.dumps(hashes), json.dumps(selection),
-            len(selected) * repeat, datetime.now(UTC).replace(tzinfo=None),
-        ],
-    )  # fmt: skip
+    create_run(store, NewRun(
+        run_id, suite.name, domain, choice.model, endpoint.provider, endpoint.host, config.recorded(), hashes,
+        selection, len(selected) * repeat,
+    ))  # fmt: skip
 
 
 def _resumable(
     store: Store, run_id: str, choice: ModelChoice, hashes: dict[str, str]
 ) -> tuple[str, dict[str, Any]]:
     """The run's selection, if it may be resumed with this model and these inputs (writes nothing)."""
-    row = store.fetchall("SELECT model, input_hashes, selection, status FROM runs WHERE run_id = ?", [run_id])
-    if not row:
+    facts = resume_facts(store, run_id)
+    if facts is None:
         raise UserError(f"no run {run_id} in {store.path}; see `traceladder sql 'SELECT * FROM runs'`")
-    model, stored_hashes, selection, status = row[0]
+    model, stored, selection, status = facts
     if status == "complete":
         raise UserError(f"run {run_id} is already complete; nothing to resume")
     if model != choice.model:
         raise UserError(f"run {run_id} used model {model!r}; resume it with --model {model}")
-    stored = json.loads(stored_hashes)
     changed = [k for k in stored if stored[k] != hashes.get(k) and k != "inputs"]
     if changed:
         raise UserError(f"cannot resume {run_id}: inputs changed since it started ({', '.join(changed)})")
-    return run_id, json.loads(selection)
+    return run_id, selection
 
 
 def _record_case(

@@ -1,10 +1,13 @@
-"""Reading runs and their verdicts for the workflows (consistency, baselines, the gate)."""
+"""The `runs` table: the suite runner's writes (a run started, resumed, finished) and the reads of
+runs and their verdicts for the workflows (consistency, baselines, the gate). The only module that
+holds SQL on `runs`."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from traceladder.errors import UserError
@@ -45,6 +48,67 @@ class RunInfo:
                 f"run `traceladder evaluate --run {self.run_id}`"
             )
         return ""
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """What a run records when it starts (every JSON field already a mapping)."""
+
+    run_id: str
+    suite: str
+    domain: str
+    model: str
+    provider: str
+    base_url_host: str | None
+    config: dict[str, Any]
+    input_hashes: dict[str, str]
+    selection: dict[str, Any]
+    cases_total: int
+
+
+def create_run(store: Store, run: NewRun) -> None:
+    """Record a run that starts now, as `running`."""
+    store.execute(
+        "INSERT INTO runs (run_id, suite, domain, model, provider, base_url_host, config, input_hashes,"
+        " selection, cases_total, started_at, status)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+        [
+            run.run_id, run.suite, run.domain, run.model, run.provider, run.base_url_host,
+            json.dumps(run.config), json.dumps(run.input_hashes), json.dumps(run.selection),
+            run.cases_total, _now(),
+        ],
+    )  # fmt: skip
+
+
+def mark_running(store: Store, run_id: str) -> None:
+    """A resumed run is running again."""
+    store.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
+
+
+def mark_finished(store: Store, run_id: str, status: str) -> None:
+    """A run stopped (complete, interrupted, failed): its status and when."""
+    store.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?", [status, _now(), run_id])
+
+
+def recorded_config(store: Store, run_id: str) -> tuple[dict[str, Any], str | None] | None:
+    """The configuration a run recorded and its domain, or None for no such run."""
+    rows = store.fetchall("SELECT config, domain FROM runs WHERE run_id = ?", [run_id])
+    return (json.loads(rows[0][0]), rows[0][1]) if rows else None
+
+
+def resume_facts(store: Store, run_id: str) -> tuple[str, dict[str, str], dict[str, Any], str] | None:
+    """(model, input hashes, selection, status) of a run, or None for no such run."""
+    rows = store.fetchall(
+        "SELECT model, input_hashes, selection, status FROM runs WHERE run_id = ?", [run_id]
+    )
+    if not rows:
+        return None
+    model, hashes, selection, status = rows[0]
+    return model, json.loads(hashes), json.loads(selection), status
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)  # stored as a naive UTC timestamp
 
 
 def run_info(store: Store, run_id: str) -> RunInfo:
