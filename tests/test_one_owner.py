@@ -125,3 +125,13 @@ def test_sql_on_runs_lives_in_storage():
         if isinstance(value, str) and sql.search(value) and "traceladder sql" not in value
     ]
     assert found == []
+
+
+def test_sampling_is_recorded_by_one_function():
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line, value in _constants(path)
+        if isinstance(value, str) and "INSERT INTO sampling" in value
+    ]
+    assert [f.split(":")[0] for f in found] == ["storage/sampling_log.py"]

@@ -12,6 +12,7 @@ from traceladder.errors import UserError
 from traceladder.serve.handler import ReceiverConfig
 from traceladder.serve.server import TOKEN_ENV, ServeOptions, is_loopback, run
 from traceladder.storage.db import open_store
+from traceladder.storage.sampling_log import record_sampling
 
 DEFAULT_MAX_BODY = 64 << 20  # the OTLP spec's recommended cap for a decompressed request
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
@@ -133,9 +134,7 @@ def handle(args: argparse.Namespace) -> int:
     db = db_path(args)
     with open_store(db) as store:  # fail now on a foreign, newer or unwritable store, not at the first fold
         if args.sample < 1:
-            store.execute(
-                "INSERT INTO sampling (stage, rate, keep_errors) VALUES ('serve', ?, false)", [args.sample]
-            )
+            record_sampling(store, "serve", args.sample, keep_errors=False)
     options = ServeOptions(
         db=db,
         host=args.host,

@@ -26,6 +26,7 @@ from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.judgments import forget_judgments
 from traceladder.storage.readers import read_call_table, read_definition_sets, read_units
 from traceladder.storage.results import ResultTables, write_result_batches
+from traceladder.storage.sampling_log import record_sampling
 
 BATCH_TRACES = 20_000
 T = TypeVar("T")
@@ -111,10 +112,7 @@ def evaluate_store(
             judged = phase.judged_traces if phase is not None else ()
             forget_judgments(conn, trace_id_table([u.trace_id for u in units]), judged)
             if not live.sampling.everything:  # so rates computed later know what a trace stands for
-                conn.execute(
-                    "INSERT INTO sampling (stage, rate, keep_errors) VALUES ('evaluate', ?, ?)",
-                    [live.sampling.rate, live.sampling.keep_errors],
-                )
+                record_sampling(conn, "evaluate", live.sampling.rate, live.sampling.keep_errors)
             if after is not None:
                 after(conn, summary)
 

@@ -45,6 +45,7 @@ from traceladder.storage.results import (
     ResultTables,
     write_result_batches,
 )
+from traceladder.storage.sampling_log import record_sampling
 from traceladder.storage.writes import write_batch
 
 DEFAULT_SHARDS = 8
@@ -172,10 +173,7 @@ def evaluate_source(
         forget_judgments(conn, trace_id_table(sorted(collector.traces)), judged)
         sampling = job.live.sampling
         if not sampling.everything:
-            conn.execute(
-                "INSERT INTO sampling (stage, rate, keep_errors) VALUES ('evaluate', ?, ?)",
-                [sampling.rate, sampling.keep_errors],
-            )
+            record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)
 
     same_store = isinstance(source, StoreSource) and source.path.resolve() == db.resolve()
     tables: list[ResultTables] = []
