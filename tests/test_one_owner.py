@@ -135,3 +135,20 @@ def test_sampling_is_recorded_by_one_function():
         if isinstance(value, str) and "INSERT INTO sampling" in value
     ]
     assert [f.split(":")[0] for f in found] == ["storage/sampling_log.py"]
+
+
+def test_every_renderer_names_a_result_with_one_function():
+    from traceladder.reporting.build import result_name
+
+    trace = {"case_id": None, "trace_id": "ab" * 16, "repeat_index": 0}
+    assert result_name(trace) == "ab" * 8 and result_name(trace, trace_chars=None) == "ab" * 16
+    assert result_name({"case_id": "fc-d1-002", "trace_id": "x", "repeat_index": 1}) == "fc-d1-002#1"
+    # no renderer builds the name itself (slicing the trace id, appending the repeat)
+    spelled = []
+    for path in sorted((PACKAGE / "reporting").glob("*.py")):
+        if path.name == "build.py":
+            continue
+        text = path.read_text()
+        spelled += [path.name for needle in ('["trace_id"][:', "#{r['repeat_index']}", "#{case['repeat_index']}")
+                    if needle in text]  # fmt: skip
+    assert spelled == []

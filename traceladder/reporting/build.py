@@ -31,6 +31,13 @@ def accuracy_of(counts: Mapping[str, int]) -> float | None:
     return counts.get(VerdictValue.PASS, 0) / scored if scored else None
 
 
+def result_name(result: Mapping[str, Any], *, trace_chars: int | None = 16) -> str:
+    """How every renderer names a result: `fc-d1-002`, `fc-d1-002#1` for a repeat, or — for a
+    trace with no case — the first `trace_chars` hex digits of its trace id (None: all 32)."""
+    name = result["case_id"] or result["trace_id"][:trace_chars]
+    return name + (f"#{result['repeat_index']}" if result.get("repeat_index") else "")
+
+
 def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counts = Counter(r["verdict"] for r in rows)
     # Seed 1's four verdicts always; NOT_EVALUATED (traces no rung could judge) only when present.

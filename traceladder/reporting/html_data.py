@@ -15,6 +15,7 @@ from typing import Any
 from traceladder.evaluators import call_match
 from traceladder.evaluators.types import SCORED, VerdictValue
 from traceladder.live.stats import wilson
+from traceladder.reporting.build import result_name
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,7 @@ def rate_of(block: Mapping[str, Any]) -> Rate:
 
 def case_name(case: Mapping[str, Any]) -> str:
     """`fc-d1-002`, `fc-d1-002#1` for a repeat, or a trace id prefix for a trace with no case."""
-    name = case["case_id"] or case["trace_id"][:16]
-    return name + (f"#{case['repeat_index']}" if case.get("repeat_index") else "")
+    return result_name(case)
 
 
 def case_tools(case: Mapping[str, Any]) -> list[str]:

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from traceladder.evaluators.types import UNRATED, VerdictValue
+from traceladder.reporting.build import result_name
 from traceladder.text import xml_text
 
 
@@ -25,7 +26,8 @@ def render_junit(report: dict[str, Any]) -> str:
         skipped=str(sum(s.get(v, 0) for v in UNRATED)),
     )
     for r in report["results"]:
-        name = (r["case_id"] or r["trace_id"]) + (f"#{r['repeat_index']}" if r["repeat_index"] else "")
+        # the full trace id: a JUnit test name is the identifier CI tools keep a test's history by
+        name = result_name(r, trace_chars=None)
         case = ET.SubElement(
             suite, "testcase", classname=xml_text(f"traceladder.{r['dimension']}"), name=xml_text(name)
         )

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from traceladder.evaluators.types import VERDICTS, VerdictValue
+from traceladder.reporting.build import result_name
 from traceladder.reporting.judge_text import judge_sentence
 from traceladder.text import printable
 
@@ -103,9 +104,7 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         cases.add_column("rung", justify="right")
         cases.add_column("why", overflow="fold")
         for r in bad[:show_cases]:
-            name = (r["case_id"] or r["trace_id"][:16]) + (
-                f"#{r['repeat_index']}" if r["repeat_index"] else ""
-            )
+            name = result_name(r)
             cases.add_row(
                 _cell(name),
                 _cell(r["taxonomy"] or r["verdict"]),
