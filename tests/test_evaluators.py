@@ -210,6 +210,7 @@ def test_optimal_is_at_least_positional_and_bounded(actual, expected):
     assert 0.0 <= best <= 1.0
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.sampled_from("abcd"), max_size=6),
     st.lists(st.sampled_from("abcd"), max_size=6),
