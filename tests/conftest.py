@@ -54,15 +54,42 @@ def judge_case(case, calls, domain, *, agent_error=None, ladder=None):
     return (ladder or Ladder()).judge(inputs)
 
 
-def rows(db: Path, sql: str) -> list[tuple]:
+def rows(db: Path, sql: str, params: list | tuple | None = None) -> list[tuple]:
     """Query a store file read-only (no folding, no migration: exactly what is on disk)."""
     import duckdb
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return con.execute(sql).fetchall()
+        return con.execute(sql, params).fetchall()
     finally:
         con.close()
+
+
+def out_value(result, key: str) -> str:
+    """The value of the first `key=value` line a command printed on stdout."""
+    return next(line.split("=", 1)[1] for line in result.stdout.splitlines() if line.startswith(f"{key}="))
+
+
+# Full simulated suites that several test modules only read, built once per test process: a
+# session fixture runs once per pytest-xdist worker, so each worker has its own store and no two
+# processes ever open one store (DuckDB admits one writer). Tests that write copy the file first.
+def _suite(folder: Path, *args: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    db = folder / "store.duckdb"
+    result = cli("run", "--db", str(db), *args)
+    assert result.returncode == 0, result.stderr
+    return db, result
+
+
+@pytest.fixture(scope="session")
+def oracle_suite(tmp_path_factory):
+    """The whole suite run by sim:oracle, evaluated, with its report: (store, `run`'s result)."""
+    return _suite(tmp_path_factory.mktemp("oracle"), "--model", "sim:oracle")
+
+
+@pytest.fixture(scope="session")
+def faulty_suite(tmp_path_factory):
+    """The default full run (sim:faulty, seed 0), evaluated, with its report: (store, `run`'s result)."""
+    return _suite(tmp_path_factory.mktemp("faulty"), "--seed", "0")
 
 
 # OTLP decoding tests (test_otlp_decode.py, test_otlp_rejections.py)

@@ -6,27 +6,18 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import duckdb
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from tests.conftest import cli
+from tests.conftest import cli, rows
 from traceladder.storage import DuckDBSpanExporter, Store
 from traceladder.workflows.selfcheck import compare_labels, selfcheck
 
 
-def query(db, sql, params=None):
-    with duckdb.connect(str(db), read_only=True) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
 @pytest.fixture(scope="module")
-def oracle_run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("oracle")
-    db = folder / "store.duckdb"
-    result = cli("run", "--model", "sim:oracle", "--db", str(db))
-    assert result.returncode == 0, result.stderr
+def oracle_run(oracle_suite):
+    db, result = oracle_suite
     lines = dict(
         line.split("=", 1)
         for line in result.stdout.splitlines()
@@ -96,7 +87,7 @@ def test_re_evaluation_replaces_results(oracle_run, tmp_path):
     copy.write_bytes(db.read_bytes())
     for _ in range(2):
         assert cli("evaluate", "--db", str(copy), "--run", lines["run_id"]).returncode == 0
-    assert query(copy, "SELECT count(*), count(DISTINCT case_id) FROM results") == [(72, 72)]
+    assert rows(copy, "SELECT count(*), count(DISTINCT case_id) FROM results") == [(72, 72)]
     result = cli("evaluate", "--db", str(copy), "--run", "run-nope")
     assert result.returncode == 2 and "no traces of run run-nope" in result.stderr
 
@@ -119,12 +110,12 @@ def test_traces_from_elsewhere_are_judged(tmp_path):
                     pass
         provider.shutdown()
     assert cli("evaluate", "--db", str(db)).returncode == 0
-    rows = query(db, "SELECT run_id, case_id, verdict, failure_class FROM results ORDER BY case_id")
-    assert rows == [
+    found = rows(db, "SELECT run_id, case_id, verdict, failure_class FROM results ORDER BY case_id")
+    assert found == [
         ("prod-sample", "fc-d1-001", "PASS", None),
         ("prod-sample", "fc-d1-002", "FAIL", "PARAM_HALLUCINATED_ID"),
     ]
-    assert query(db, "SELECT convention FROM tool_calls LIMIT 1") == [("otel_genai",)]
+    assert rows(db, "SELECT convention FROM tool_calls LIMIT 1") == [("otel_genai",)]
 
 
 def test_selfcheck_cli_reports_zero_misjudgments():

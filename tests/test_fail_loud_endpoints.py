@@ -15,10 +15,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import duckdb
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, rows
 from tests.judge_server import JudgeServer
 from tests.servers import ModelServer, Reply, chat_reply
 from traceladder.cases import load_cases
@@ -39,11 +38,6 @@ NO_KEYS = {
 
 def env(**extra: str) -> dict[str, str]:
     return {**GUARD, **NO_KEYS, **extra}
-
-
-def query(db, sql, params=None):
-    with duckdb.connect(str(db), read_only=True) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def closed_port() -> int:
@@ -112,7 +106,7 @@ def test_a_refused_connection_stops_before_the_first_case(tmp_path):
     line = one_line(result)
     assert "connection refused" in line and f"127.0.0.1:{port}/v1" in line
     assert SECRET not in result.stdout + result.stderr
-    assert query(db, "SELECT count(*) FROM runs") == [(0,)]  # nothing was recorded
+    assert rows(db, "SELECT count(*) FROM runs") == [(0,)]  # nothing was recorded
 
 
 def test_a_tls_failure_is_named(tmp_path):
@@ -134,7 +128,7 @@ def test_a_refused_key_stops_before_the_first_case_and_names_the_key(tmp_path, s
     assert words in line and "the key came from OPENAI_API_KEY" in line
     assert SECRET not in result.stdout + result.stderr
     assert server.methods == ["GET"]  # the check, and not a single chat request
-    assert query(db, "SELECT count(*) FROM runs") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM runs") == [(0,)]
 
 
 def test_a_server_without_a_models_route_still_runs(tmp_path):
@@ -144,7 +138,7 @@ def test_a_server_without_a_models_route_still_runs(tmp_path):
     with server.running() as url:
         result = run(url, db, "--case", "fc-d1-001", "--no-report")
     assert result.returncode == 0, result.stderr
-    assert query(db, "SELECT agent_status FROM case_runs") == [("ok",)]
+    assert rows(db, "SELECT agent_status FROM case_runs") == [("ok",)]
 
 
 def test_a_chat_404_before_any_case_worked_stops_the_run_and_resume_finishes_it(tmp_path):
@@ -160,14 +154,14 @@ def test_a_chat_404_before_any_case_worked_stops_the_run_and_resume_finishes_it(
         assert "404 Not Found to a chat request: model 'm'" in line and "--resume" in line
         # stopped at the first chat request (the one case queued behind it is abandoned)
         assert len(server.requests) <= 2
-        ((run_id, status),) = query(db, "SELECT run_id, status FROM runs")
+        ((run_id, status),) = rows(db, "SELECT run_id, status FROM runs")
         assert status == "interrupted"
-        assert query(db, "SELECT count(*) FROM case_runs") == [(0,)]  # the failed case runs again
+        assert rows(db, "SELECT count(*) FROM case_runs") == [(0,)]  # the failed case runs again
         server.override = None  # the model is served now
         resumed = cli("run", "--resume", run_id, "--base-url", url, "--db", str(db), "--no-report",
                       env=env(), timeout=120)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
-    assert query(db, "SELECT case_id, agent_status FROM case_runs ORDER BY 1") == [
+    assert rows(db, "SELECT case_id, agent_status FROM case_runs ORDER BY 1") == [
         (c, "ok") for c in sorted(SIX)
     ]
 
@@ -190,15 +184,15 @@ def test_identical_endpoint_errors_in_a_row_stop_the_run_and_resume_runs_the_res
         line = one_line(result)
         assert "after 3 cases in a row ended with http_503" in line
         assert "1 finished case(s) kept, 3 not" in line and "--resume" in line
-        ((run_id, status),) = query(db, "SELECT run_id, status FROM runs")
+        ((run_id, status),) = rows(db, "SELECT run_id, status FROM runs")
         assert status == "interrupted"
-        assert query(db, "SELECT case_id, agent_status FROM case_runs") == [(first, "ok")]
+        assert rows(db, "SELECT case_id, agent_status FROM case_runs") == [(first, "ok")]
         server.override = None  # the endpoint is fixed
         resumed = cli("run", "--resume", run_id, "--base-url", url, "--db", str(db), "--no-report",
                       env=env(), timeout=120)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
-    rows = query(db, "SELECT case_id, agent_status FROM case_runs ORDER BY 1")
-    assert rows == [(cid, "ok") for cid in sorted([first, *others])]
+    found = rows(db, "SELECT case_id, agent_status FROM case_runs ORDER BY 1")
+    assert found == [(cid, "ok") for cid in sorted([first, *others])]
 
 
 def test_a_run_in_which_every_case_is_agent_error_exits_2(tmp_path):
@@ -212,7 +206,7 @@ def test_a_run_in_which_every_case_is_agent_error_exits_2(tmp_path):
     line = one_line(result)
     assert "every case of run" in line and "AGENT_ERROR" in line and "response_truncated (2 of 2)" in line
     assert "status=complete cases=2/2 agent_errors=2" in result.stdout  # the run itself is kept
-    assert query(db, "SELECT DISTINCT verdict FROM trace_results") == [("AGENT_ERROR",)]
+    assert rows(db, "SELECT DISTINCT verdict FROM trace_results") == [("AGENT_ERROR",)]
 
 
 def test_the_progress_line_shows_the_verdict_class_never_ok(tmp_path):
@@ -343,7 +337,7 @@ def test_the_agent_sends_an_openrouter_key_only_to_openrouter(tmp_path):
     assert openai_.authorizations == []
     assert openrouter.authorizations and _bearers(openrouter) == {f"Bearer {OR_SECRET}"}
     assert elsewhere.authorizations and not any(OR_SECRET in (a or "") for a in elsewhere.authorizations)
-    assert query(tmp_path / "d.duckdb", "SELECT provider FROM runs") == [("openrouter",)]
+    assert rows(tmp_path / "d.duckdb", "SELECT provider FROM runs") == [("openrouter",)]
 
 
 def test_the_agent_sends_the_openai_key_to_its_base_url(tmp_path):

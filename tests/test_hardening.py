@@ -20,20 +20,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, out_value, rows
 from tests.servers import ModelServer, chat_reply
 
 SECRET_PASSWORD = "pw-SECRET-1234"
 SECRET_QUERY = "qk-SECRET-5678"
-
-
-def query(db, sql, params=None):
-    with duckdb.connect(str(db), read_only=True) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
-def out_value(result, key):
-    return next(line.split("=", 1)[1] for line in result.stdout.splitlines() if line.startswith(f"{key}="))
 
 
 def one_line_error(result, code=2):
@@ -138,7 +129,7 @@ def test_credentials_in_the_base_url_never_reach_a_row_a_report_or_a_baseline(tm
         locked = cli("baseline", "lock", "--canonical", runs[0], "--consistency", str(consistency), "--review",
                      str(review), "--output", str(tmp_path / "baseline.json"), "--db", str(db))  # fmt: skip
         assert locked.returncode == 0, locked.stderr
-    config = json.loads(query(db, "SELECT config FROM runs LIMIT 1")[0][0])
+    config = json.loads(rows(db, "SELECT config FROM runs LIMIT 1")[0][0])
     assert config["base_url"].endswith("/v1?api-key=REDACTED") and "user" not in config["base_url"]
     for path in [*tmp_path.rglob("*"), ROOT / "reports"]:
         if path.is_file():
@@ -151,7 +142,7 @@ def test_resume_needs_the_credentialed_url_again_and_refuses_another_endpoint(tm
     proc = _slow_run(db, "[2/72]")
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
-    (run_id,) = query(db, "SELECT run_id FROM runs")[0]
+    (run_id,) = rows(db, "SELECT run_id FROM runs")[0]
     for flags, needle in [
         (["--model", "sim:oracle"], "used model 'sim:faulty'"),
         (["--case", "fc-d1-001"], "drop --case"),
@@ -188,7 +179,7 @@ def evidence(tmp_path_factory):
     proc = _slow_run(db, "[3/72]")
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
-    (interrupted,) = query(db, "SELECT run_id FROM runs")[0]
+    (interrupted,) = rows(db, "SELECT run_id FROM runs")[0]
     cli("evaluate", "--db", str(db))
     d1 = cli("run", "--db", str(db), "--dimension", "D1")
     full = [cli("run", "--db", str(db), "--seed", str(seed)) for seed in (0, 1)]
@@ -263,14 +254,14 @@ def test_a_failed_span_write_stops_the_run_and_resume_completes_it(tmp_path):
     assert "could not write to the store" in line and "--resume" in line
     run_id = line.split("--resume ")[1].rstrip("`")
     # Every case recorded as finished has its whole trace; the run is not called complete.
-    recorded = query(db, "SELECT count(*) FROM case_runs WHERE run_id = ?", [run_id])[0][0]
+    recorded = rows(db, "SELECT count(*) FROM case_runs WHERE run_id = ?", [run_id])[0][0]
     assert 0 < recorded < 72
-    orphans = query(db, "SELECT count(*) FROM case_runs cr WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM spans s "
+    orphans = rows(db, "SELECT count(*) FROM case_runs cr WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM spans s "
                         "WHERE s.trace_id = cr.trace_id AND s.operation = 'invoke_agent')", [run_id])  # fmt: skip
     assert orphans == [(0,)]
     resumed = cli("run", "--resume", run_id, "--db", str(db))
     assert resumed.returncode == 0, resumed.stderr
-    assert query(db, "SELECT status, cases_total FROM runs WHERE run_id = ?", [run_id]) == [("complete", 72)]
+    assert rows(db, "SELECT status, cases_total FROM runs WHERE run_id = ?", [run_id]) == [("complete", 72)]
     report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
     assert report["summary"]["case_count"] == 72
 
@@ -319,7 +310,7 @@ def test_an_unrelated_duckdb_file_is_left_alone(tmp_path):
         line = one_line_error(cli(*args, "--db", str(other)))
         assert "another program" in line and "sales" in line, (args, line)
     assert other.read_bytes() == before
-    assert query(other, "SELECT table_name FROM information_schema.tables") == [("sales",)]
+    assert rows(other, "SELECT table_name FROM information_schema.tables") == [("sales",)]
 
 
 def test_a_store_from_a_newer_traceladder_is_refused(small_store, tmp_path):

@@ -13,10 +13,9 @@ import signal
 import subprocess
 import sys
 
-import duckdb
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, out_value, rows
 from tests.servers import ModelServer, Reply, chat_reply
 from traceladder.agent.client import choose_model
 from traceladder.agent.config import AgentConfig
@@ -28,17 +27,8 @@ CASES = {c.id: c for c in load_cases()}
 NO_KEY = {"OPENAI_API_KEY": "k-test"}
 
 
-def query(db, sql, params=None):
-    with duckdb.connect(str(db), read_only=True) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
 def run_against(url, db, *args, timeout=120):
     return cli("run", "--model", "m", "--base-url", url, "--db", str(db), *args, env=NO_KEY, timeout=timeout)
-
-
-def out_value(result, key):
-    return next(line.split("=", 1)[1] for line in result.stdout.splitlines() if line.startswith(f"{key}="))
 
 
 UNUSABLE = {
@@ -70,10 +60,10 @@ def test_an_unusable_response_is_an_agent_error_on_its_own_trace(tmp_path, name)
     assert result.returncode == 2, result.stderr  # the only case is AGENT_ERROR: nothing measured
     assert "agent_errors=1" in result.stdout and "nothing was measured" in result.stderr
     assert f"AGENT_ERROR {error_type}" in result.stderr  # the progress line names the error type
-    rows = query(db, "SELECT trace_id, agent_status, error_type FROM case_runs")
-    assert len(rows) == 1 and rows[0][0] and rows[0][1:] == ("error", error_type)
-    agent = query(db, "SELECT status_code, error_type FROM spans WHERE operation = 'invoke_agent' AND trace_id = ?",
-                  [rows[0][0]])  # fmt: skip
+    found = rows(db, "SELECT trace_id, agent_status, error_type FROM case_runs")
+    assert len(found) == 1 and found[0][0] and found[0][1:] == ("error", error_type)
+    agent = rows(db, "SELECT status_code, error_type FROM spans WHERE operation = 'invoke_agent' AND trace_id = ?",
+                  [found[0][0]])  # fmt: skip
     assert agent == [("ERROR", error_type)]
     report = json.loads(cli("report", "--db", str(db), "--format", "json").stdout)
     assert report["summary"]["verdict_counts"] == {"PASS": 0, "FAIL": 0, "SKIP": 0, "AGENT_ERROR": 1}
@@ -92,7 +82,7 @@ def test_an_nginx_page_never_passes_a_dont_call_case(tmp_path):
     report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
     assert report["summary"]["verdict_counts"]["AGENT_ERROR"] == 18
     assert report["summary"]["verdict_counts"]["PASS"] == 0
-    joined = query(
+    joined = rows(
         db,
         "SELECT count(*) FROM case_runs cr JOIN results r USING (trace_id) WHERE r.verdict = 'AGENT_ERROR'",
     )
@@ -135,7 +125,7 @@ def test_the_case_timeout_is_a_wall_clock_limit_and_a_stuck_case_blocks_nothing(
         result = run_against(url, db, "--case", "fc-d1-001", "--case", "fc-d1-004", "--timeout", "3",
                              "--no-report", timeout=90)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert query(db, "SELECT case_id, agent_status, error_type FROM case_runs ORDER BY 1") == [
+    assert rows(db, "SELECT case_id, agent_status, error_type FROM case_runs ORDER BY 1") == [
         ("fc-d1-001", "error", "timeout"),
         ("fc-d1-004", "ok", None),
     ]
@@ -160,8 +150,8 @@ def test_ctrl_c_and_sigterm_stop_a_run_with_a_stuck_request(tmp_path, sig, code)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == code, err
     assert "interrupted" in err and "--resume" in err and "Traceback" not in err
-    assert query(db, "SELECT status FROM runs") == [("interrupted",)]
-    assert query(db, "SELECT case_id, agent_status FROM case_runs") == [("fc-d1-004", "ok")]
+    assert rows(db, "SELECT status FROM runs") == [("interrupted",)]
+    assert rows(db, "SELECT case_id, agent_status FROM case_runs") == [("fc-d1-004", "ok")]
 
 
 def test_a_token_cap_is_sent_and_recorded(tmp_path):
@@ -171,9 +161,9 @@ def test_a_token_cap_is_sent_and_recorded(tmp_path):
         result = run_against(url, db, "--case", "fc-d1-001", "--max-tokens", "321", "--no-report")
     assert result.returncode == 0, result.stderr
     assert all(body["max_tokens"] == 321 and "max_completion_tokens" not in body for body in server.requests)
-    config = json.loads(query(db, "SELECT config FROM runs")[0][0])
+    config = json.loads(rows(db, "SELECT config FROM runs")[0][0])
     assert config["max_tokens"] == 321 and config["token_param"] == "auto"
-    chat = query(
+    chat = rows(
         db,
         "SELECT DISTINCT attributes->>'$.\"gen_ai.request.max_tokens\"' FROM spans WHERE operation = 'chat'",
     )
@@ -195,7 +185,7 @@ def test_a_server_that_refuses_max_tokens_gets_max_completion_tokens(tmp_path):
     with server.running() as url:
         result = run_against(url, db, "--case", "fc-d4-001", "--no-report")
     assert result.returncode == 0, result.stderr
-    assert query(db, "SELECT agent_status FROM case_runs") == [("ok",)]
+    assert rows(db, "SELECT agent_status FROM case_runs") == [("ok",)]
     sent = [("max_tokens" in b, "max_completion_tokens" in b) for b in server.requests]
     assert sent[0] == (True, False)  # refused once …
     assert set(sent[1:]) == {(False, True)}  # … then every request of the run uses the other field
@@ -212,8 +202,8 @@ def test_a_read_timeout_is_retried_once_not_by_the_whole_policy(tmp_path):
                      "--request-timeout", "1", "--no-report", env=NO_KEY)  # fmt: skip
     assert result.returncode == 2, result.stderr  # the only case is AGENT_ERROR: nothing measured
     assert len(server.requests) == 2
-    assert query(db, "SELECT agent_status, error_type FROM case_runs") == [("error", "timeout")]
-    chat = query(db, "SELECT error_type FROM spans WHERE operation = 'chat'")
+    assert rows(db, "SELECT agent_status, error_type FROM case_runs") == [("error", "timeout")]
+    chat = rows(db, "SELECT error_type FROM spans WHERE operation = 'chat'")
     assert chat == [("read_timeout",)]
 
 
@@ -242,10 +232,10 @@ def test_a_lone_surrogate_in_a_models_arguments_is_recorded_and_judged(tmp_path)
         result = run_against(url, db, "--case", "fc-d1-001")
     assert result.returncode == 0, result.stderr
     assert "status=complete cases=1/1" in result.stdout
-    ((verdict,),) = query(db, "SELECT verdict FROM trace_results")
+    ((verdict,),) = rows(db, "SELECT verdict FROM trace_results")
     assert verdict == "FAIL"
-    calls = query(db, "SELECT tool_name, arguments_raw, result FROM tool_calls")
+    calls = rows(db, "SELECT tool_name, arguments_raw, result FROM tool_calls")
     assert [(name, raw) for name, raw, _ in calls] == [("get_order", bad)]  # the model's text, as sent
     assert "invalid_arguments" in calls[0][2] and "ud800" in calls[0][2]  # the sandbox's answer, stored
-    actual = query(db, "SELECT actual FROM findings WHERE param = 'order_id'")
+    actual = rows(db, "SELECT actual FROM findings WHERE param = 'order_id'")
     assert actual and all(json.loads(a) == "W\ufffd" for (a,) in actual)

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, out_value
 
 CALENDAR = str(ROOT / "tests" / "plugins" / "calendar")
 TOY_RUNG = str(ROOT / "tests" / "plugins" / "toy_rung")
@@ -20,10 +20,6 @@ TOY_RUNG = str(ROOT / "tests" / "plugins" / "toy_rung")
 
 def with_plugin(path: str) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(p for p in (path, os.environ.get("PYTHONPATH", "")) if p)}
-
-
-def out_value(result, key):
-    return next(line.split("=", 1)[1] for line in result.stdout.splitlines() if line.startswith(f"{key}="))
 
 
 def sql_json(db, query, env):

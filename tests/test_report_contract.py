@@ -15,11 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, rows
 from tests.servers import ModelServer, Reply
 from traceladder.cli.main import main
 from traceladder.instrumentation import semconv as sc
@@ -45,11 +44,6 @@ def lines(result) -> dict[str, str]:
     return dict(line.split("=", 1) for line in result.stdout.splitlines() if re.match(r"^[a-z_]+=", line))
 
 
-def query(db, sql, params=None):
-    with duckdb.connect(str(db), read_only=True) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
 def run(db: Path, *args: str, env: dict[str, str] | None = None) -> tuple[dict[str, str], dict]:
     """A real `traceladder run`; its output lines and the JSON report file it wrote."""
     result = cli("run", "--db", str(db), *args, env=env)
@@ -59,11 +53,11 @@ def run(db: Path, *args: str, env: dict[str, str] | None = None) -> tuple[dict[s
 
 
 @pytest.fixture(scope="module")
-def faulty(tmp_path_factory):
+def faulty(faulty_suite):
     """The default full run: sim:faulty, seed 0 — FAILs, AGENT_ERRORs (retried 500s), ignored reads."""
-    db = tmp_path_factory.mktemp("faulty") / "store.duckdb"
-    out, report = run(db, "--seed", "0")
-    return db, out, report
+    db, result = faulty_suite
+    out = lines(result)
+    return db, out, json.loads(Path(out["report_path"]).read_text(encoding="utf-8"))
 
 
 # -- the published schemas ------------------------------------------------------------------------
@@ -248,7 +242,7 @@ def test_ignored_whitelisted_reads_are_warnings_exactly_where_the_judge_ignored_
     db, out, report = faulty
     ignored = {
         case_id: json.loads(ordinals)
-        for case_id, ordinals in query(
+        for case_id, ordinals in rows(
             db,
             "SELECT case_id, evidence->'$.ignored_ordinals' FROM trace_results WHERE run_id = ?",
             [out["run_id"]],
@@ -293,7 +287,7 @@ def test_a_request_retried_after_429s_is_a_warning_on_a_passing_case(tmp_path):
         "kind": "retried_request", "step": 1, "retries": 2, "errors": ["http_429", "http_429"], "succeeded": True,
         "message": "model request 1 was retried 2× (http_429 ×2) and then succeeded",
     }]  # fmt: skip
-    chats = query(db, "SELECT attributes->'$.\"traceladder.request.retries\"' FROM spans WHERE operation = 'chat' "
+    chats = rows(db, "SELECT attributes->'$.\"traceladder.request.retries\"' FROM spans WHERE operation = 'chat' "
                       "ORDER BY start_ns")  # fmt: skip
     assert [json.loads(c) if c else None for (c,) in chats] == [["http_429", "http_429"], None]
 
@@ -345,7 +339,7 @@ def test_tolerated_server_quirks_are_warnings_and_span_attributes(tmp_path, mode
         assert quirks == QUIRKY[model][result["case_id"]], result["case_id"]
         for w in result["warnings"]:
             assert sc.QUIRKS[w["quirk"]] in w["message"]
-    recorded = query(
+    recorded = rows(
         db,
         "SELECT list(q ORDER BY q) FROM (SELECT unnest(CAST(attributes->'$.\"traceladder.response.quirks\"' AS VARCHAR[])) "
         "AS q FROM spans WHERE operation = 'chat')",
@@ -360,7 +354,7 @@ def test_an_ordinary_run_has_no_warnings_and_no_extra_span_attributes(tmp_path):
     db = tmp_path / "o.duckdb"
     _, report = run(db, "--model", "sim:oracle", "--case", "fc-d4-001", "--case", "fc-d2-004")
     assert all(r["warnings"] == [] and r["diff"] == [] for r in report["results"])
-    assert query(db, "SELECT count(*) FROM spans WHERE attributes::VARCHAR LIKE '%traceladder.re%'") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM spans WHERE attributes::VARCHAR LIKE '%traceladder.re%'") == [(0,)]
 
 
 # -- make eval-fc ---------------------------------------------------------------------------------

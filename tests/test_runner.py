@@ -9,10 +9,9 @@ import subprocess
 import sys
 import time
 
-import duckdb
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, rows
 from tests.servers import ModelServer, OtlpCollector
 from traceladder.agent.client import choose_model
 from traceladder.agent.config import AgentConfig
@@ -23,38 +22,30 @@ from traceladder.storage import Store
 SECRET = "sk-traceladder-test-SECRET-4242"
 
 
-def query(db, sql, params=None):
-    with duckdb.connect(str(db), read_only=True) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
 @pytest.fixture(scope="module")
-def oracle_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("oracle") / "store.duckdb"
-    result = cli("run", "--model", "sim:oracle", "--db", str(db), "--no-report")
-    assert result.returncode == 0, result.stderr
-    return db, result
+def oracle_db(oracle_suite):
+    return oracle_suite
 
 
 def test_oracle_run_writes_every_case(oracle_db):
     db, result = oracle_db
     assert "run_id=run-" in result.stdout and f"db={db}" in result.stdout
-    assert query(db, "SELECT count(*), count(DISTINCT trace_id) FROM case_runs") == [(72, 72)]
-    assert query(db, "SELECT status, model, provider FROM runs") == [
+    assert rows(db, "SELECT count(*), count(DISTINCT trace_id) FROM case_runs") == [(72, 72)]
+    assert rows(db, "SELECT status, model, provider FROM runs") == [
         ("complete", "sim:oracle", "traceladder.sim")
     ]
-    assert query(db, "SELECT DISTINCT agent_status FROM case_runs") == [("ok",)]
+    assert rows(db, "SELECT DISTINCT agent_status FROM case_runs") == [("ok",)]
 
 
 def test_sql_over_tool_calls_returns_each_golden_call(oracle_db):
     db, _ = oracle_db
-    rows = query(
+    found = rows(
         db,
         "SELECT cr.case_id, tc.ordinal, tc.tool_name, tc.arguments FROM tool_calls tc "
         "JOIN case_runs cr USING (trace_id) ORDER BY cr.case_id, tc.ordinal",
     )
     actual: dict[str, list] = {}
-    for case_id, ordinal, tool, arguments in rows:
+    for case_id, ordinal, tool, arguments in found:
         actual.setdefault(case_id, []).append((ordinal, tool, json.loads(arguments)))
     for case in load_cases():
         expected = [(i, c.tool, c.params) for i, c in enumerate(case.calls, 1)]
@@ -65,19 +56,19 @@ def test_faulty_run_keeps_invalid_json_arguments_raw(tmp_path):
     db = tmp_path / "f.duckdb"
     result = cli("run", "--model", "sim:faulty", "--seed", "3", "--db", str(db), "--no-report")
     assert result.returncode == 0, result.stderr
-    rows = query(
+    found = rows(
         db,
         "SELECT tc.arguments_raw, tc.arguments, tc.error_type, cr.expected_label->>'verdict' "
         "FROM tool_calls tc JOIN case_runs cr USING (trace_id) "
         "WHERE cr.expected_label->>'fault' = 'invalid_json' AND tc.ordinal = 1",
     )
-    assert rows, "seed 3 injects at least one invalid-JSON fault"
-    for raw, parsed, error_type, verdict in rows:
+    assert found, "seed 3 injects at least one invalid-JSON fault"
+    for raw, parsed, error_type, verdict in found:
         assert parsed is None and error_type == "invalid_json" and verdict == "FAIL"
         with pytest.raises(ValueError):
             json.loads(raw)
         assert raw.startswith('{"')
-    labels = query(db, "SELECT count(*) FROM case_runs WHERE expected_label IS NOT NULL")
+    labels = rows(db, "SELECT count(*) FROM case_runs WHERE expected_label IS NOT NULL")
     assert labels == [(72,)]
 
 
@@ -86,7 +77,7 @@ def test_default_model_is_the_simulator_and_says_so(tmp_path):
     result = cli("run", "--db", str(db), "--case", "fc-d1-001", "--no-report")
     assert result.returncode == 0
     assert "no model configured" in result.stderr and "sim:faulty" in result.stderr
-    assert query(db, "SELECT model FROM runs") == [("sim:faulty",)]
+    assert rows(db, "SELECT model FROM runs") == [("sim:faulty",)]
 
 
 @pytest.mark.parametrize(
@@ -134,8 +125,8 @@ def test_real_http_model_retries_429_then_succeeds_and_never_leaks_the_key(tmp_p
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert len(server.requests) == 4  # 429, 429, 200 (tool call), 200 (answer)
-    assert query(db, "SELECT agent_status, steps FROM case_runs") == [("ok", 2)]
-    assert query(db, "SELECT provider, base_url_host FROM runs") == [("openai", "127.0.0.1")]
+    assert rows(db, "SELECT agent_status, steps FROM case_runs") == [("ok", 2)]
+    assert rows(db, "SELECT provider, base_url_host FROM runs") == [("openai", "127.0.0.1")]
     _assert_no_secret(db, result)
 
 
@@ -149,15 +140,15 @@ def test_endless_500s_end_as_agent_error_and_the_batch_continues(tmp_path):
             "--retry-attempts", "3", "--db", str(db), "--no-report", env={"OPENAI_API_KEY": SECRET},
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    rows = query(db, "SELECT case_id, agent_status, error_type FROM case_runs ORDER BY 1")
-    assert rows == [("fc-d1-001", "error", "api_error"), ("fc-d1-004", "ok", None)]
-    agent = query(
+    found = rows(db, "SELECT case_id, agent_status, error_type FROM case_runs ORDER BY 1")
+    assert found == [("fc-d1-001", "error", "api_error"), ("fc-d1-004", "ok", None)]
+    agent = rows(
         db,
         "SELECT s.status_code, s.error_type FROM spans s JOIN case_runs cr USING (trace_id) "
         "WHERE cr.case_id = 'fc-d1-001' AND s.operation = 'invoke_agent'",
     )
     assert agent == [("ERROR", "api_error")]
-    chat = query(
+    chat = rows(
         db,
         "SELECT s.error_type FROM spans s JOIN case_runs cr USING (trace_id) "
         "WHERE cr.case_id = 'fc-d1-001' AND s.operation = 'chat'",
@@ -182,7 +173,7 @@ def test_spans_also_reach_an_otlp_collector(tmp_path):
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
     names = collector.span_names()
-    assert sorted(names) == sorted(n for (n,) in query(db, "SELECT name FROM spans"))
+    assert sorted(names) == sorted(n for (n,) in rows(db, "SELECT name FROM spans"))
     assert "execute_tool confirm_action" in names and "invoke_agent traceladder-agent" in names
 
 
@@ -254,8 +245,8 @@ def test_sigkill_keeps_finished_cases_and_resume_completes(tmp_path):
     assert orphans == 0  # every finished case has its whole trace
     result = cli("run", "--resume", run_id, "--db", str(db), "--no-report")
     assert result.returncode == 0, result.stderr
-    assert query(db, "SELECT status FROM runs") == [("complete",)]
-    assert query(db, "SELECT count(*), count(DISTINCT case_id) FROM case_runs") == [(72, 72)]
+    assert rows(db, "SELECT status FROM runs") == [("complete",)]
+    assert rows(db, "SELECT count(*), count(DISTINCT case_id) FROM case_runs") == [(72, 72)]
     assert f"[{finished + 1}/72]" in result.stderr
 
 
@@ -265,6 +256,6 @@ def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_cases(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err
-    status = query(db, "SELECT status FROM runs")
-    finished = query(db, "SELECT count(*) FROM case_runs")[0][0]
+    status = rows(db, "SELECT status FROM runs")
+    finished = rows(db, "SELECT count(*) FROM case_runs")[0][0]
     assert status == [("interrupted",)] and 5 <= finished < 72
