@@ -53,6 +53,8 @@ def render_comparison(cmp: Mapping[str, Any], *, max_flips: int = 50) -> str:
         + (f"; only in A: {len(cmp['only_a'])}" if cmp["only_a"] else "")
         + (f"; only in B: {len(cmp['only_b'])}" if cmp["only_b"] else "")
         + (f"; no scored trial: {len(cmp['unpaired'])}" if cmp["unpaired"] else ""),
+        f"a case passes a side when all of its first {'/'.join(map(str, cmp['k'])) or '0'} scored trial(s) "
+        "passed (AGENT_ERROR does not pass; SKIP is no trial)",
         "",
         f"{'dimension':<10} {'A pass rate':<30} {'B pass rate':<30} {'delta':>9} {'regr.':>6} {'impr.':>6}",
     ]
