@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -42,7 +41,9 @@ def store(tmp_path_factory):
     # The same cases written differently: another file, another case hash — another suite.
     suite = (ROOT / "traceladder" / "domain" / "retail" / "data" / "retail_fc.jsonl").read_text().splitlines()
     other = folder / "respaced.jsonl"
-    other.write_text("".join(json.dumps(json.loads(line), indent=None, sort_keys=True) + "\n" for line in suite))
+    other.write_text(
+        "".join(json.dumps(json.loads(line), indent=None, sort_keys=True) + "\n" for line in suite)
+    )
     ids["other_suite"] = _run_id(
         cli("run", "--db", str(db), "--case", "fc-d1-002", "--model", "sim:oracle", "--cases", str(other))
     )
@@ -71,7 +72,9 @@ def test_faulty_is_significantly_worse_than_oracle(store):
     assert sorted(f["case_id"] for f in cmp["flips"]) == sorted(FAILING)
     assert all(f["direction"] == "regressed" for f in cmp["flips"])
     # each flip carries the failing side's evidence, as stored
-    stored = dict(rows(db, f"SELECT case_id, failure_class FROM trace_results WHERE run_id = '{ids['faulty']}'"))
+    stored = dict(
+        rows(db, f"SELECT case_id, failure_class FROM trace_results WHERE run_id = '{ids['faulty']}'")
+    )
     for flip in cmp["flips"]:
         assert flip["evidence"]["failure_class"] == stored[flip["case_id"]]
     d3 = next(f for f in cmp["flips"] if f["case_id"] == "fc-d3-005")
@@ -79,7 +82,10 @@ def test_faulty_is_significantly_worse_than_oracle(store):
     classes = {c["failure_class"]: c["b"] for c in cmp["classes"]}
     assert classes["AGENT_ERROR"] == 1 and sum(classes.values()) == 6
     rates = {r["dimension"]: r for r in cmp["dimensions"]}
-    assert (rates["all"]["b"]["passed"], rates["all"]["b"]["scored"]) == (2, 7)  # the report's PASS / (PASS + FAIL)
+    assert (rates["all"]["b"]["passed"], rates["all"]["b"]["scored"]) == (
+        2,
+        7,
+    )  # the report's PASS / (PASS + FAIL)
     assert rates["D1"]["regressed"] == 2 and rates["D3"]["regressed"] == 1
 
 
@@ -194,7 +200,10 @@ def test_leaderboard_refusals_exit_2(store):
         (("--runs", ids["oracle"], ids["other_suite"]), "different case hash"),
         (("--runs", ids["oracle"]), "at least two runs"),
         (("--runs", ids["oracle"], ids["faulty"], "--format", "junit"), "text or json"),
-        (("--runs", ids["oracle"], ids["faulty"], "--compare", ids["faulty1"]), "--compare needs --format html"),
+        (
+            ("--runs", ids["oracle"], ids["faulty"], "--compare", ids["faulty1"]),
+            "--compare needs --format html",
+        ),
         ((ids["oracle"], "--runs", ids["oracle"], ids["faulty"]), "drop RUN_ID"),
         (("--prices", "p.toml"), "--prices applies to --runs only"),
     ):

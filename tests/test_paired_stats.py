@@ -71,13 +71,24 @@ def _report(run_id, model, results, cases_hash="h1"):
     block = {d: {"verdict_counts": {v: sum(1 for r in results if r[1] == d and r[2] == v) for v in counts}}
              for d in dims}  # fmt: skip
     return {
-        "run": {"run_id": run_id, "model": model, "input_hashes": {"cases": cases_hash, "system_prompt": model},
-                "evaluator_version": "1"},  # fmt: skip
+        "run": {
+            "run_id": run_id,
+            "model": model,
+            "input_hashes": {"cases": cases_hash, "system_prompt": model},
+            "evaluator_version": "1",
+        },  # fmt: skip
         "summary": {"verdict_counts": counts, "dimensions": block},
         "results": [
-            {"case_id": case, "repeat_index": k, "dimension": dim, "verdict": verdict, "trace_id": f"t-{case}-{k}",
-             "taxonomy": cls, "explanation": f"{case} explained",
-             "findings": [{"rung": 2, "code": cls, "message": f"{case} went wrong"}] if cls else []}
+            {
+                "case_id": case,
+                "repeat_index": k,
+                "dimension": dim,
+                "verdict": verdict,
+                "trace_id": f"t-{case}-{k}",
+                "taxonomy": cls,
+                "explanation": f"{case} explained",
+                "findings": [{"rung": 2, "code": cls, "message": f"{case} went wrong"}] if cls else [],
+            }
             for k, (case, dim, verdict, cls) in enumerate(results)
         ],  # fmt: skip
     }
@@ -104,7 +115,10 @@ def test_compare_sides_counts_flips_deltas_and_classes():
     assert classes == {"PARAM_MISSING": (0, 1), "TOOL_WRONG": (1, 0), "AGENT_ERROR": (0, 1)}
     flips = {f["case_id"]: f for f in cmp["flips"]}
     assert set(flips) == {"c1", "c3", "c4"}
-    assert flips["c1"]["direction"] == "regressed" and flips["c1"]["evidence"]["failure_class"] == "PARAM_MISSING"
+    assert (
+        flips["c1"]["direction"] == "regressed"
+        and flips["c1"]["evidence"]["failure_class"] == "PARAM_MISSING"
+    )
     assert flips["c1"]["evidence"]["finding"]["message"] == "c1 went wrong"
     assert flips["c3"]["direction"] == "improved" and flips["c3"]["evidence"]["failure_class"] == "TOOL_WRONG"
 
