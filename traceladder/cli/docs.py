@@ -26,7 +26,8 @@ that is not a regular file (a FIFO, socket, device or directory), a store that i
 damaged (cut short too), corrupt, unwritable or still busy after the lock wait (`watch --once` too; \
 only a polling `watch` waits, for a store that is missing or busy), a full disk, a `sql` query \
 stopped by its `--timeout`, incomplete evidence for `gate`, \
-`consistency`, `baseline lock` or `compare`; runs of different suites for `compare` or `report --runs`; a model or judge endpoint that cannot be reached or refuses the key, \
+`consistency`, `baseline lock` or `compare`; runs of different suites for `compare` or \
+`report --runs`; a model or judge endpoint that cannot be reached or refuses the key, \
 a run stopped by endpoint errors, a run that measured nothing (every case AGENT_ERROR) |
 | 3 | an internal error (a bug — please report it; `TRACELADDER_DEBUG=1` shows the traceback) |
 | 130 / 143 | interrupted by Ctrl-C / SIGTERM; a run keeps every finished case (`--resume`). `serve` \
