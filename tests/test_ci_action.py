@@ -219,3 +219,19 @@ def test_action_says_not_comparable_for_another_model(locked, tmp_path):
     gate = next(r for r in result["ran"] if r[0] == "Gate against the baseline")
     assert gate[1] == 2 and "not comparable" in gate[2] and result["outputs"]["gate"] == "not_comparable"
     assert "⚠️ traceladder gate" in result["summary"] and result["uploads"]
+
+
+def test_gate_outputs_and_a_bad_github_output_path(locked, tmp_path):
+    folder, db, _ = locked
+    out = tmp_path / "out"
+    done = cli("gate", "--db", str(db), "--min-pass-rate", "0.1", env={"GITHUB_OUTPUT": str(out)})
+    assert done.returncode == 0, done.stderr
+    said = _kv(out.read_text())
+    latest = rows(db, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")[0][0]
+    passed, scored = rows(db, "SELECT count(*) FILTER (WHERE verdict = 'PASS'), count(*) FILTER (WHERE verdict "
+                              f"IN ('PASS', 'FAIL')) FROM trace_results WHERE run_id = '{latest}'")[0]  # fmt: skip
+    assert said == {"run_id": latest, "pass_rate": f"{passed / scored:.4f}", "gate": "passed"}
+    for bad in (str(tmp_path), str(tmp_path / "no" / "such" / "out")):
+        refused = cli("gate", "--db", str(db), "--min-pass-rate", "0.1", env={"GITHUB_OUTPUT": bad})
+        assert refused.returncode == 2 and "GITHUB_OUTPUT" in refused.stderr, refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1
