@@ -22,8 +22,8 @@ from traceladder.reporting.paired import UNSCORED, McNemar, PairedOutcome, mcnem
 
 Side = Sequence[Mapping[str, Any]]  # the ReportV1s of one side, in order
 
-# Input hashes whose difference is the point of a comparison (what a pull request changes) are
-# listed; `cases` must be equal for the runs to be comparable at all.
+# The one input hash two runs must share to be compared at all: the same cases. The others
+# (prompt, tool schemas, run configuration) may differ — that is what a comparison measures.
 SAME_SUITE_KEY = "cases"
 
 
