@@ -26,13 +26,15 @@ EXIT_CODE_TABLE: tuple[tuple[tuple[ExitCode, ...], str], ...] = (
     ((ExitCode.OK,), "ok — a case FAIL or AGENT_ERROR is an outcome, not an error (unless every case of a "
      "real model's run is AGENT_ERROR: exit 2); so is a reader closing the pipe"),
     ((ExitCode.CHECK_FAILED,), "the gate failed; a self-check disagreed; `baseline check` found a hash that "
-     "does not verify; `trend` flagged a drop"),
+     "does not verify; `trend` flagged a drop; `compare` found B significantly worse than A (McNemar, p < "
+     "alpha)"),
     ((ExitCode.USER_ERROR,), "usage, configuration, input or store error: a bad flag, a missing or malformed "
      "file, a `--db` that is not a regular file (a FIFO, socket, device or directory), a store that is not "
      "ours, newer, damaged (cut short too), corrupt, unwritable or still busy after the lock wait (`watch "
      "--once` too; only a polling `watch` waits, for a store that is missing or busy), a full disk, a `sql` "
-     "query stopped by its `--timeout`, incomplete evidence for `gate`, `consistency` or `baseline lock`; a "
-     "model or judge endpoint that cannot be reached or refuses the key, a run stopped by endpoint errors, "
+     "query stopped by its `--timeout`, incomplete evidence for `gate`, `consistency`, `baseline lock` or "
+     "`compare`; runs of different suites for `compare` or `report --runs`; a model or judge endpoint that "
+     "cannot be reached or refuses the key, a run stopped by endpoint errors, "
      "a run that measured nothing (every case AGENT_ERROR)"),
     ((ExitCode.INTERNAL,), "an internal error (a bug — please report it; `TRACELADDER_DEBUG=1` shows the "
      "traceback)"),

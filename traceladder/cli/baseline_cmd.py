@@ -6,10 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
-from traceladder.cli.common import add_db_option, db_path, run_id_arg
+from traceladder.cli.common import add_db_option, db_path, int_range, run_id_arg
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
+from traceladder.reporting.baseline import MIN_RUNS
 from traceladder.storage.db import open_store
+from traceladder.workflows.baseline_init import MAX_RUNS, InitPaths, check_paths, init_baseline
 from traceladder.workflows.baselines import check, load_baseline, lock, make_review_template
 
 
@@ -17,6 +19,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("baseline", help="lock, show and check a hash-bound baseline (BaselineV1)")
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
+    init = actions.add_parser(
+        "init",
+        help="run the suite N times, write the consistency record and the review template, and say "
+        "what to review before `baseline lock`",
+        description="Everything before the review, in one command: --runs complete runs of --model with "
+        "identical inputs (each evaluated; sim:faulty run i uses seed SEED + i), their consistency record "
+        "(DIR/consistency.json) and the review template of the first, canonical run (DIR/review.json). "
+        "The last line says exactly what to review and the `baseline lock` command to run afterwards. "
+        "Pass the same run flags (--max-steps, --timeout, …) your CI's `traceladder run` passes: the run "
+        "configuration is part of what a baseline is comparable with. An existing DIR/review.json or "
+        "DIR/baseline.json is never overwritten.",
+    )
+    from traceladder.cli.run_cmd import add_run_options
+
+    add_run_options(init, baseline=True)
+    init.add_argument(
+        "--runs", type=int_range(MIN_RUNS, MAX_RUNS), default=MIN_RUNS, metavar="N",
+        help=f"runs to lock from ({MIN_RUNS}..{MAX_RUNS}; default {MIN_RUNS})",
+    )  # fmt: skip
+    init.add_argument(
+        "--dir", type=Path, default=Path("eval"), metavar="DIR",
+        help="where the consistency record, the review and (after lock) the baseline go (default ./eval)",
+    )  # fmt: skip
+    init.set_defaults(handler=handle_init)
     template = actions.add_parser("review-template", help="write a review file listing every FAIL of a run")
     add_db_option(template)
     template.add_argument("run", type=run_id_arg, metavar="RUN_ID")
@@ -53,6 +79,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("file", type=Path)
     check.add_argument("--run", type=run_id_arg, metavar="RUN_ID", help="also check this run's comparability")
     check.set_defaults(handler=handle_check)
+
+
+def handle_init(args: argparse.Namespace) -> int:
+    from traceladder.cli import run_cmd
+
+    paths = InitPaths.under(args.dir)
+    check_paths(paths)  # before the first run: a refusal must not cost N runs
+    path = db_path(args)
+    with open_store(path) as store:
+        execute = run_cmd.prepare(store, args)
+        result = init_baseline(store, run=execute, runs=args.runs, paths=paths, db=path)
+    print(f"run_ids={','.join(result.run_ids)}")
+    print(f"db={path}")
+    print(f"consistency_path={paths.consistency}")
+    print(f"review_path={paths.review} fails={result.fails}")
+    print(result.next_step)
+    return ExitCode.OK
 
 
 def handle_template(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from traceladder.cli import (
     baseline_cmd,
     cases_cmd,
+    compare_cmd,
     consistency_cmd,
     domain_cmd,
     evaluate_cmd,
@@ -31,6 +32,7 @@ ALL = [
     gate_cmd,
     baseline_cmd,
     consistency_cmd,
+    compare_cmd,
     selfcheck_cmd,
     cases_cmd,
     domain_cmd,

@@ -10,7 +10,7 @@ from pathlib import Path
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.errors import ExitCode
 from traceladder.files import append_text, write_text
-from traceladder.reporting.gate import markdown_summary
+from traceladder.reporting.gate import markdown_summary, step_outputs
 from traceladder.storage.db import open_store
 from traceladder.workflows.gate import gate
 from traceladder.workflows.reports import render
@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Exit codes: 0 the gate passed; 1 it failed (the reason names the numbers and the "
         "regressed cases); 2 the run is not comparable with the baseline (different case hash, model "
         "or configuration) or the command was used wrongly. Appends a markdown summary to "
-        "$GITHUB_STEP_SUMMARY when that is set.",
+        "$GITHUB_STEP_SUMMARY and the step outputs run_id, pass_rate and gate (passed, failed, "
+        "not_comparable) to $GITHUB_OUTPUT when those are set.",
     )
     add_db_option(p)
     p.add_argument("--run", type=run_id_arg, metavar="RUN_ID", help="run to gate (default: the latest)")
@@ -66,6 +67,9 @@ def handle(args: argparse.Namespace) -> int:
     if result.report is not None:
         # render() validates the report first, as for every format
         write_text(args.junit, render(result.report, "junit"), "JUnit file")
+    output_file = os.environ.get("GITHUB_OUTPUT")
+    if output_file:
+        append_text(Path(output_file), step_outputs(result.outcome, result.run_id), "$GITHUB_OUTPUT")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         warning = "".join(f"> **Warning**: partial evidence: {gap}\n\n" for gap in result.gaps)

@@ -4,6 +4,7 @@ self-contained HTML page (`--compare RUN`; `--live [--since HOURS]` for traces w
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from datetime import UTC, datetime
@@ -59,6 +60,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="HOURS",
         help=f"with --live: traces first seen in the last HOURS (default {DEFAULT_LIVE_HOURS:g})",
     )
+    p.add_argument(
+        "--runs",
+        nargs="+",
+        type=run_id_arg,
+        metavar="RUN_ID",
+        help="a leaderboard of these runs of one suite instead of one run's report: model, pass rate "
+        "with its Wilson interval, D1-D4, agent errors, tokens and cost per case (text or json)",
+    )
+    p.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="with --runs: USD per million tokens for models the shipped table lacks (TOML, as "
+        "--judge-prices)",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -82,10 +98,19 @@ def _check(args: argparse.Namespace) -> None:
         raise UserError("--live reports the traces that belong to no run; drop RUN_ID and --compare")
     if args.since is not None and not args.live:
         raise UserError("--since applies to --live only")
+    if args.runs:
+        if args.run or args.compare or args.live:
+            raise UserError("--runs is a leaderboard of the runs it names; drop RUN_ID, --compare and --live")
+        if args.format not in ("text", "json"):
+            raise UserError("--runs prints a leaderboard as text or json; use --format text or json")
+    elif args.prices:
+        raise UserError("--prices applies to --runs only")
 
 
 def handle(args: argparse.Namespace) -> int:
     _check(args)
+    if args.runs:
+        return _leaderboard(args)
     if args.format == "html":
         return _html(args)
     with open_store(db_path(args), read_only=True) as store:
@@ -114,4 +139,20 @@ def _html(args: argparse.Namespace) -> int:
     path = args.output or html_path_for(db, name)
     write_text(path, page, "HTML report")
     print(f"html_path={path}")
+    return ExitCode.OK
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from traceladder.reporting.leaderboard import render_leaderboard
+    from traceladder.workflows.compare import leaderboard_of
+
+    with open_store(db_path(args), read_only=True) as store:
+        board = leaderboard_of(store, list(args.runs), prices=args.prices)
+    text = json.dumps(board, indent=2, ensure_ascii=False) + "\n" if args.format == "json" else ""
+    text = text or render_leaderboard(board)
+    if args.output:
+        write_text(args.output, text, "leaderboard")
+        print(f"report_path={args.output}")
+    else:
+        sys.stdout.write(text)
     return ExitCode.OK

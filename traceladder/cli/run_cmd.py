@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,6 +58,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Keys: OPENAI_API_KEY goes only to --base-url / OPENAI_BASE_URL (else api.openai.com), "
         "OPENROUTER_API_KEY only to OpenRouter (the default endpoint when it is the only key).",
     )
+    add_run_options(p)
+    p.set_defaults(handler=handle)
+
+
+def add_run_options(p: argparse.ArgumentParser, *, baseline: bool = False) -> None:
+    """The options of `run`, shared with `baseline init` (which runs the suite too, so a baseline
+    is locked with exactly the configuration a later `run` with the same flags has). `baseline`
+    leaves out what a baseline's runs must not vary: --repeat, --resume and --no-report."""
     add_db_option(p)
     add_domain_option(p)
     p.add_argument("--model", help="model name, or sim:oracle / sim:faulty (env TRACELADDER_MODEL)")
@@ -77,21 +86,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run only this dimension, e.g. D2 (repeatable)",
     )
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
-    p.add_argument(
-        "--repeat", type=int_range(1, MAX_REPEAT), default=None, metavar="K", help="run every case K times"
-    )
+    if not baseline:
+        p.add_argument(
+            "--repeat",
+            type=int_range(1, MAX_REPEAT),
+            default=None,
+            metavar="K",
+            help="run every case K times",
+        )
     p.add_argument(
         "--concurrency", type=int_range(1, 64), default=4, metavar="N", help="cases in flight (default 4)"
     )
-    p.add_argument(
-        "--resume",
-        type=run_id_arg,
-        metavar="RUN_ID",
-        help="finish an interrupted run with its own model, configuration and selection",
-    )
-    p.add_argument(
-        "--seed", type=int, default=None, help="sim:faulty fault seed (env TRACELADDER_SIM_SEED; default 0)"
-    )
+    if not baseline:
+        p.add_argument(
+            "--resume",
+            type=run_id_arg,
+            metavar="RUN_ID",
+            help="finish an interrupted run with its own model, configuration and selection",
+        )
+    seed_help = "sim:faulty fault seed (env TRACELADDER_SIM_SEED; default 0)"
+    if baseline:
+        seed_help = "sim:faulty fault seed of the first run; run i uses SEED + i (default 0)"
+    p.add_argument("--seed", type=int, default=None, help=seed_help)
     p.add_argument(
         "--max-steps", type=int_range(1, 100), default=8, help="model requests per case (default 8)"
     )
@@ -142,13 +158,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "connection, response_not_json, …); those N are not kept, so --resume runs them again "
         "(default 5; 0: never)",
     )
-    p.add_argument("--no-report", action="store_true", help="skip evaluation and the report")
+    if not baseline:
+        p.add_argument("--no-report", action="store_true", help="skip evaluation and the report")
     p.add_argument(
         "--sim-delay", type=seconds(allow_zero=True, high=10.0), default=0.0, help=argparse.SUPPRESS
     )
     add_rungs_option(p)
     add_judge_options(p)
-    p.set_defaults(handler=handle)
 
 
 MAX_REPEAT = 1000
@@ -256,6 +272,51 @@ def handle(args: argparse.Namespace) -> int:
         if summary.finished and summary.agent_errors == summary.finished and not is_sim(choice.model):
             raise UserError(_nothing_measured(store, summary))
     return ExitCode.OK
+
+
+def prepare(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
+    """For `baseline init`: the model, configuration, selection, judge and ladder these arguments
+    ask for, resolved once (a bad flag fails before any run), as a function that runs and
+    evaluates run `i` and returns its id. sim:faulty's run i uses seed SEED + i — the simulator's
+    stand-in for a real model's sampling noise, which the seed is not part of the run's identity.
+    A run that did not complete, or measured nothing, is a `UserError`: no baseline rests on it."""
+    from dataclasses import replace
+
+    from traceladder.agent.client import choose_model
+    from traceladder.agent.runner import RunOptions
+    from traceladder.agent.sim import is_sim
+
+    domain = load_domain(domain_name(args))
+    choice = choose_model(args.model, args.base_url)
+    config = _config_from_args(args, choice.model, choice.base_url)
+    options = RunOptions(
+        case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=1,
+        concurrency=args.concurrency, cases_path=args.cases, sim_delay_s=args.sim_delay,
+        stop_after_errors=args.stop_after_errors,
+    )  # fmt: skip
+    judge = judge_options(args, simulated=is_sim(choice.model))
+    ladder = ladder_for(args)
+
+    def execute(i: int) -> str:
+        seeded = replace(config, sim_seed=config.sim_seed + i) if config.sim_seed is not None else config
+        summary = _run_with_progress(store, choice, seeded, options, domain)
+        if summary.status != "complete":
+            raise UserError(
+                f"run {summary.run_id} ended {summary.status}; a baseline needs complete runs — finish it "
+                f"with `traceladder run --resume {summary.run_id}` or start `baseline init` again"
+            )
+        if summary.finished and summary.agent_errors == summary.finished and not is_sim(choice.model):
+            raise UserError(_nothing_measured(store, summary))
+        say_judged(
+            evaluate_store(
+                store, run_id=summary.run_id, domain=domain.name, cases_path=args.cases, ladder=ladder,
+                judge=judge,
+            )
+        )  # fmt: skip
+        print(f"traceladder: run {i + 1}: {summary.run_id} evaluated", file=sys.stderr, flush=True)
+        return summary.run_id
+
+    return execute
 
 
 def _nothing_measured(store: Store, summary: RunSummary) -> str:

@@ -108,3 +108,14 @@ def markdown_summary(outcome: GateOutcome, run_id: str) -> str:
             "Regressed cases (PASS in the baseline): " + ", ".join(f"`{c}`" for c in outcome.regressed),
         ]
     return "\n".join(lines) + "\n"
+
+
+GATE_WORDS = {0: "passed", 1: "failed", 2: "not_comparable"}
+
+
+def step_outputs(outcome: GateOutcome, run_id: str) -> str:
+    """For $GITHUB_OUTPUT (`name=value` lines): the run, its pass rate, and the gate's word for
+    its exit code — what a later workflow step or the composite action's outputs read."""
+    rate = "" if outcome.accuracy is None else f"{outcome.accuracy:.4f}"
+    run_id = "_".join(run_id.split())  # one line per output, whatever a run id holds
+    return f"run_id={run_id}\npass_rate={rate}\ngate={GATE_WORDS[outcome.exit_code]}\n"

@@ -22,6 +22,7 @@ from traceladder.evaluators.types import SCORED
 from traceladder.reporting import html_sections as sections
 from traceladder.reporting.html_cases import VERDICT_ICONS, case_table, filters
 from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of, row_order
+from traceladder.reporting.html_paired import paired_section
 from traceladder.reporting.html_text import esc, pct, script_json, table, td, when
 
 CASE_LIMIT = 1000  # rows in the case table; the summary always counts every trace
@@ -53,10 +54,12 @@ def render_html(
     *,
     generated_at: str,
     comparison: Comparison | None = None,
+    paired: Mapping[str, Any] | None = None,
     live: LiveContext | None = None,
     case_limit: int = CASE_LIMIT,
 ) -> str:
-    """The page. `details`: per trace id, `spans`, `results` (tool result by ordinal), `final_text`."""
+    """The page. `details`: per trace id, `spans`, `results` (tool result by ordinal), `final_text`;
+    `paired`: the ComparisonV1 of the compared run (A) and this one (B), shown after `comparison`."""
     css, js = _asset("report.css"), _asset("report.js")
     shown, hidden = row_order(report["results"], case_limit)
     title = "live traces" if live else f"run {report['run'].get('run_id')}"
@@ -74,6 +77,7 @@ def render_html(
     parts = [
         _headline(report, live),
         sections.compare(comparison, where) if comparison else "",
+        paired_section(paired) if paired else "",
         sections.trend(live.trend) if live else "",
         sections.ladder(report),
         sections.rates(report),

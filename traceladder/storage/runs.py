@@ -171,3 +171,23 @@ def labelled_verdicts(
             [list(run_ids)],
         )
     ]
+
+
+@dataclass(frozen=True)
+class RunUsage:
+    """What a run's agent consumed: case runs, and the tokens its model requests reported (a case
+    run whose model never answered reports none)."""
+
+    case_runs: int
+    input_tokens: int
+    output_tokens: int
+
+
+def run_usage(store: Store, run_id: str) -> RunUsage:
+    rows = store.fetchall(
+        "SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0) "
+        "FROM case_runs WHERE run_id = ?",
+        [run_id],
+    )
+    n, tokens_in, tokens_out = rows[0]
+    return RunUsage(int(n), int(tokens_in), int(tokens_out))

@@ -16,10 +16,13 @@ from typing import Any
 from traceladder.errors import UserError
 from traceladder.live.trend import Trend, label, trend
 from traceladder.reporting.build import build_report
+from traceladder.reporting.comparison import compare_sides
 from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
 from traceladder.reporting.html_data import compare, row_order
 from traceladder.storage.db import Store
+from traceladder.storage.runs import run_info
 from traceladder.storage.trace_detail import live_window, trace_details
+from traceladder.workflows.compare import NotComparable, check_same_suite
 from traceladder.workflows.reports import check_report, load_report
 
 DEFAULT_LIVE_HOURS = 24.0
@@ -51,9 +54,28 @@ def run_page(
         )
     report = load_report(store, run_id)
     check_report(report)  # the page renders a valid ReportV1 or nothing
-    comparison = compare(report, load_report(store, compare_run)) if compare_run else None
+    comparison = paired = None
+    if compare_run:
+        other = load_report(store, compare_run)
+        comparison = compare(report, other)
+        paired = paired_comparison(store, compare_run, run_id, other, report)
     when = _stamp(now or datetime.now(UTC))
-    return render_html(report, _details(store, report), generated_at=when, comparison=comparison)
+    return render_html(
+        report, _details(store, report), generated_at=when, comparison=comparison, paired=paired
+    )
+
+
+def paired_comparison(
+    store: Store, a: str, b: str, report_a: dict[str, Any], report_b: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The ComparisonV1 `traceladder compare A B` prints, for the page — or None when the two runs
+    are not runs of one suite (the flips above still show; a paired test would be meaningless)."""
+    try:
+        check_same_suite([run_info(store, a), run_info(store, b)])
+    except NotComparable:
+        return None
+    dimensions = report_b["summary"]["dimensions"].keys()
+    return compare_sides([report_a], [report_b], dimensions=list(dimensions))
 
 
 def live_page(store: Store, *, hours: float = DEFAULT_LIVE_HOURS, now: datetime | None = None) -> str:

@@ -1,0 +1,112 @@
+"""`compare` and the leaderboard as workflows: runs read from the store, checked to be runs of one
+suite, turned into their ReportV1s, handed to the pure builders in `reporting`.
+
+Comparable means *the same cases*: the `cases` input hash of every run is equal. The model,
+prompt, tool schemas and configuration may differ — comparing them is the point — and the
+comparison says which did. Runs are judged evidence only when complete and fully evaluated, as
+for the gate; a side of several runs must be repetitions of one model with identical inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from traceladder.domain.registry import available, load_domain
+from traceladder.errors import UserError
+from traceladder.reporting.comparison import SAME_SUITE_KEY, compare_sides
+from traceladder.reporting.leaderboard import leaderboard
+from traceladder.storage.db import Store
+from traceladder.storage.runs import RunInfo, run_info, run_usage
+from traceladder.workflows.reports import load_report
+
+
+class NotComparable(UserError):
+    """The runs are not runs of the same suite (exit 2, like the gate's "not comparable")."""
+
+
+def run_group(text: str) -> tuple[str, ...]:
+    """`RUN` or `RUN1,RUN2,RUN3`: one side of a comparison. ValueError for an empty member."""
+    ids = tuple(part.strip() for part in text.split(","))
+    if not all(ids):
+        raise ValueError(f"{text!r}: give a run id, or run ids separated by commas")
+    return ids
+
+
+def _infos(store: Store, ids: Sequence[str]) -> list[RunInfo]:
+    infos = [run_info(store, r) for r in ids]
+    for info in infos:
+        if not info.complete:
+            raise UserError(f"not compared: {info.incompleteness()}")
+    return infos
+
+
+def _check_group(name: str, infos: Sequence[RunInfo]) -> None:
+    first = infos[0]
+    for info in infos[1:]:
+        if info.model != first.model or info.input_hashes != first.input_hashes:
+            raise UserError(
+                f"side {name} mixes runs {first.run_id} and {info.run_id}, which differ in model or inputs; "
+                "a side of several runs must repeat one model and configuration"
+            )
+
+
+def check_same_suite(infos: Sequence[RunInfo]) -> None:
+    """`NotComparable` unless every run ran the same cases (same `cases` hash, same domain)."""
+    first = infos[0]
+    for info in infos[1:]:
+        if info.input_hashes.get(SAME_SUITE_KEY) != first.input_hashes.get(SAME_SUITE_KEY):
+            raise NotComparable(
+                f"runs {first.run_id} and {info.run_id} are not comparable: different case hash "
+                "(they ran different suites)"
+            )
+        if (info.domain or None) != (first.domain or None):
+            raise NotComparable(
+                f"runs {first.run_id} and {info.run_id} are not comparable: different domain "
+                f"({first.domain} vs {info.domain})"
+            )
+
+
+def _dimensions(domain: str | None) -> tuple[str, ...]:
+    if domain and domain in available():
+        suite = load_domain(domain).suite
+        return tuple(suite.dimensions) if suite else ()
+    return ()
+
+
+def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: float = 0.05) -> dict[str, Any]:
+    """The ComparisonV1 of side `a` (reference) and `b` (candidate). `UserError` for an unknown,
+    incomplete or repeated run or a mixed side; `NotComparable` for runs of different suites."""
+    repeated = sorted((set(a) & set(b)) | {r for r in (*a, *b) if [*a, *b].count(r) > 1})
+    if repeated:
+        raise UserError(f"run {repeated[0]} is named more than once; each run is one side's trials")
+    infos_a, infos_b = _infos(store, a), _infos(store, b)
+    check_same_suite([*infos_a, *infos_b])
+    _check_group("A", infos_a)
+    _check_group("B", infos_b)
+    side_a = [load_report(store, r) for r in a]
+    side_b = [load_report(store, r) for r in b]
+    return compare_sides(side_a, side_b, alpha=alpha, dimensions=_dimensions(infos_a[0].domain))
+
+
+def leaderboard_of(store: Store, run_ids: Sequence[str], *, prices: Path | None = None) -> dict[str, Any]:
+    """The LeaderboardV1 of runs of one suite (`NotComparable` otherwise). Cost uses the shipped
+    price table, extended by `prices` (the judge's format: USD per million tokens)."""
+    from traceladder.agent.sim import is_sim
+    from traceladder.judge.prices import load_prices
+
+    repeated = sorted({r for r in run_ids if list(run_ids).count(r) > 1})
+    if repeated:
+        raise UserError(f"run {repeated[0]} is listed more than once")
+    if len(run_ids) < 2:
+        raise UserError("a leaderboard needs at least two runs; for one run use `traceladder report RUN`")
+    check_same_suite(_infos(store, run_ids))
+    table = load_prices(prices)
+
+    def price(model: str, tokens_in: int, tokens_out: int) -> float | None:
+        return 0.0 if is_sim(model) else table.cost(model, tokens_in, tokens_out)
+
+    entries = [(load_report(store, r), asdict(run_usage(store, r))) for r in run_ids]
+    return leaderboard(entries, price=price)
