@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from traceladder.evaluators.types import VerdictValue as V
 from traceladder.live.stats import wilson
 from traceladder.reporting.paired import UNSCORED, McNemar, PairedOutcome, mcnemar, pair
 
@@ -40,7 +41,7 @@ def trials(side: Side) -> dict[str, list[Mapping[str, Any]]]:
 
 def _rate(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counts = Counter(r["verdict"] for r in results)
-    passed, n = counts["PASS"], counts["PASS"] + counts["FAIL"]
+    passed, n = counts[V.PASS], counts[V.PASS] + counts[V.FAIL]
     low, high = wilson(passed, n)
     return {"passed": passed, "scored": n, "rate": passed / n if n else None, "interval": [low, high]}
 
@@ -62,7 +63,7 @@ def _side_block(side: Side, per_case: Mapping[str, Sequence[Mapping[str, Any]]])
 
 def _evidence(results: Sequence[Mapping[str, Any]], k: int) -> dict[str, Any] | None:
     """Why a side failed a case: its first failing trial among the k compared."""
-    failing = next((r for r in scored_results(results)[:k] if r["verdict"] != "PASS"), None)
+    failing = next((r for r in scored_results(results)[:k] if r["verdict"] != V.PASS), None)
     if failing is None:
         return None
     finding = next(iter(failing.get("findings") or ()), None)
@@ -130,16 +131,16 @@ def compare_sides(a: Side, b: Side, *, alpha: float = 0.05, dimensions: Sequence
             "regressed": sum(1 for c in cases if outcomes[c].a_pass and not outcomes[c].b_pass),
             "improved": sum(1 for c in cases if not outcomes[c].a_pass and outcomes[c].b_pass),
         })  # fmt: skip
-    ca = Counter(r.get("taxonomy") or "?" for r in a_results if r["verdict"] == "FAIL")
-    cb = Counter(r.get("taxonomy") or "?" for r in b_results if r["verdict"] == "FAIL")
-    ea = Counter(r["verdict"] for r in a_results)["AGENT_ERROR"]
-    eb = Counter(r["verdict"] for r in b_results)["AGENT_ERROR"]
+    ca = Counter(r.get("taxonomy") or "?" for r in a_results if r["verdict"] == V.FAIL)
+    cb = Counter(r.get("taxonomy") or "?" for r in b_results if r["verdict"] == V.FAIL)
+    ea = Counter(r["verdict"] for r in a_results)[V.AGENT_ERROR]
+    eb = Counter(r["verdict"] for r in b_results)[V.AGENT_ERROR]
     classes = [
         {"failure_class": cls, "a": ca[cls], "b": cb[cls], "delta": cb[cls] - ca[cls]}
         for cls in sorted(ca.keys() | cb.keys(), key=lambda k: (-abs(cb[k] - ca[k]), k))
     ]
     if ea or eb:
-        classes.append({"failure_class": "AGENT_ERROR", "a": ea, "b": eb, "delta": eb - ea})
+        classes.append({"failure_class": V.AGENT_ERROR, "a": ea, "b": eb, "delta": eb - ea})
     flips = []
     for case_id, o in outcomes.items():
         if o.a_pass == o.b_pass:
@@ -148,7 +149,7 @@ def compare_sides(a: Side, b: Side, *, alpha: float = 0.05, dimensions: Sequence
         flips.append({
             "case_id": case_id, "dimension": dimension_of[case_id] or None, "k": o.k,
             "direction": "regressed" if o.a_pass else "improved",
-            "a": "PASS" if o.a_pass else "FAIL", "b": "PASS" if o.b_pass else "FAIL",
+            "a": V.PASS if o.a_pass else V.FAIL, "b": V.PASS if o.b_pass else V.FAIL,
             "a_verdicts": [r["verdict"] for r in scored_results(ta[case_id])[: o.k]],
             "b_verdicts": [r["verdict"] for r in scored_results(tb[case_id])[: o.k]],
             "evidence": _evidence(failing_side, o.k),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from traceladder.evaluators.types import VerdictValue as V
 from traceladder.live.stats import wilson
 
 Price = Callable[[str, int, int], float | None]  # (model, input tokens, output tokens) → USD
@@ -19,7 +20,7 @@ Price = Callable[[str, int, int], float | None]  # (model, input tokens, output 
 
 def _rate(block: Mapping[str, Any]) -> dict[str, Any]:
     counts = block["verdict_counts"]
-    passed, n = counts.get("PASS", 0), counts.get("PASS", 0) + counts.get("FAIL", 0)
+    passed, n = counts.get(V.PASS, 0), counts.get(V.PASS, 0) + counts.get(V.FAIL, 0)
     low, high = wilson(passed, n)
     return {"passed": passed, "scored": n, "rate": passed / n if n else None, "interval": [low, high]}
 
@@ -47,7 +48,7 @@ def leaderboard(
                 "dimensions": {
                     d: _rate(s["dimensions"][d]) if d in s["dimensions"] else None for d in dimensions
                 },
-                "agent_errors": s["verdict_counts"].get("AGENT_ERROR", 0),
+                "agent_errors": s["verdict_counts"].get(V.AGENT_ERROR, 0),
                 "case_runs": n,
                 "tokens_per_case": tokens / n if n else None,
                 "cost_per_case_usd": cost / n if cost is not None and n else None,

@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
 
-UNSCORED = frozenset({"SKIP", "NOT_EVALUATED"})
+from traceladder.evaluators.types import VerdictValue as V
+
+UNSCORED = frozenset({V.SKIP, V.NOT_EVALUATED})
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -62,7 +64,7 @@ def pair(a_verdicts: Sequence[str], b_verdicts: Sequence[str]) -> PairedOutcome 
     k = min(len(a), len(b))
     if k == 0:
         return None
-    return PairedOutcome(all(v == "PASS" for v in a[:k]), all(v == "PASS" for v in b[:k]), k)
+    return PairedOutcome(all(v == V.PASS for v in a[:k]), all(v == V.PASS for v in b[:k]), k)
 
 
 @dataclass(frozen=True)
