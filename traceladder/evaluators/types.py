@@ -6,12 +6,19 @@ makes millions of them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 RungStatus = Literal["pass", "fail", "skipped", "not_evaluated"]
 VERDICTS = ("PASS", "FAIL", "SKIP", "AGENT_ERROR", "NOT_EVALUATED")
+
+
+def not_evaluated_note(rung_names: Sequence[str]) -> str:
+    """What a PASS's explanation ends with when rungs could not run on the trace (empty when every
+    rung ran): the fold writes it, and the HTML report recognises it by these names alone — it
+    states the rungs once, in its ladder section, instead of on every case."""
+    return f" (not evaluated: {', '.join(rung_names)})" if rung_names else ""
 
 
 class Call(NamedTuple):

@@ -19,6 +19,7 @@ from traceladder.reporting.build import build_report
 from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
 from traceladder.reporting.html_data import compare, row_order
 from traceladder.storage.db import Store
+from traceladder.storage.suite_runs import suite_runs
 from traceladder.storage.trace_detail import live_window, trace_details
 from traceladder.workflows.reports import check_report, load_report
 
@@ -43,7 +44,8 @@ def _details(store: Store, report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def run_page(
     store: Store, run_id: str, *, compare_run: str | None = None, now: datetime | None = None
 ) -> str:
-    """The page of one run; with `compare_run`, the verdicts that flipped since that run and the
+    """The page of one run, with the trend across the runs of its suite (the runs whose case file
+    has the same SHA-256); with `compare_run`, the verdicts that flipped since that run and the
     pass-rate difference per dimension."""
     if compare_run == run_id:
         raise UserError(
@@ -52,8 +54,10 @@ def run_page(
     report = load_report(store, run_id)
     check_report(report)  # the page renders a valid ReportV1 or nothing
     comparison = compare(report, load_report(store, compare_run)) if compare_run else None
+    cases_hash = (report["run"].get("input_hashes") or {}).get("cases")
+    suite = asdict(suite_runs(store, cases_hash)) if cases_hash else None
     when = _stamp(now or datetime.now(UTC))
-    return render_html(report, _details(store, report), generated_at=when, comparison=comparison)
+    return render_html(report, _details(store, report), generated_at=when, comparison=comparison, suite=suite)
 
 
 def live_page(store: Store, *, hours: float = DEFAULT_LIVE_HOURS, now: datetime | None = None) -> str:
