@@ -39,3 +39,32 @@ def exchange(llm_span_attributes: Sequence[dict[str, Any]]) -> tuple[str | None,
         if answer:
             break
     return instruction, answer
+
+
+# Roles that speak before the model's first turn; the first other role ends the opening.
+_OPENING_ROLES = frozenset({"system", "developer", "user", "human", None})
+
+
+def opening(llm_span_attributes: Sequence[dict[str, Any]]) -> Messages:
+    """The messages the earliest request that shows any sent before the model's first turn — the
+    system prompt and the user's messages, (role, text) in order, messages without text left out.
+    Later requests repeat them in their histories, so only the earliest one is read."""
+    for attrs in llm_span_attributes:
+        found = _messages(attrs, "in")
+        if not found:
+            continue
+        out: Messages = []
+        for role, text in found:
+            if role not in _OPENING_ROLES:
+                break
+            if text:
+                out.append((role, text))
+        return out
+    return []
+
+
+def response_text(attrs: dict[str, Any]) -> str | None:
+    """The text of one LLM span's response (its assistant messages' text, in order), or None
+    when the response carried calls only or its content was not recorded."""
+    texts = [t for role, t in _messages(attrs, "out") if role in (None, "assistant") and t]
+    return "\n".join(texts) or None

@@ -28,7 +28,7 @@ from traceladder.evaluators import call_match, invariants, judge, partial_credit
 from traceladder.evaluators.analysis import Analysis
 from traceladder.evaluators.classes import dominant
 from traceladder.evaluators.inputs import TraceInputs
-from traceladder.evaluators.types import RungResult, Verdict, VerdictValue
+from traceladder.evaluators.types import RungResult, Verdict, VerdictValue, not_evaluated_note
 
 # Bumped whenever a verdict, class, score or explanation for the same trace can change; recorded
 # with every result, and part of what a baseline binds to.
@@ -153,9 +153,7 @@ def fold(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdic
         return Verdict(VerdictValue.FAIL, cls, first.rung, first.name, rungs, text, ignored)
     top = max(judged, key=lambda r: r.rung)
     text = _pass_text(judged)
-    missing = [r.name for r in rungs if r.status == "not_evaluated"]
-    if missing:
-        text += f" (not evaluated: {', '.join(missing)})"
+    text += not_evaluated_note([r.name for r in rungs if r.status == "not_evaluated"])
     return Verdict(VerdictValue.PASS, None, top.rung, top.name, rungs, text, ignored)
 
 

@@ -6,7 +6,7 @@ makes millions of them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple
@@ -32,6 +32,13 @@ VERDICTS: tuple[VerdictValue, ...] = tuple(VerdictValue)
 SCORED: tuple[VerdictValue, ...] = (VerdictValue.PASS, VerdictValue.FAIL)
 # Traces that are counted but never rated.
 UNRATED: tuple[VerdictValue, ...] = (VerdictValue.SKIP, VerdictValue.NOT_EVALUATED)
+
+
+def not_evaluated_note(rung_names: Sequence[str]) -> str:
+    """What a PASS's explanation ends with when rungs could not run on the trace (empty when every
+    rung ran): the fold writes it, and the HTML report recognises it by these names alone — it
+    states the rungs once, in its ladder section, instead of on every case."""
+    return f" (not evaluated: {', '.join(rung_names)})" if rung_names else ""
 
 
 class Call(NamedTuple):

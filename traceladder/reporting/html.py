@@ -21,8 +21,10 @@ from traceladder import __version__
 from traceladder.evaluators.types import SCORED
 from traceladder.reporting import html_sections as sections
 from traceladder.reporting.html_cases import VERDICT_ICONS, case_table, filters
+from traceladder.reporting.html_conversation import prompts_block, system_prompts
 from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of, row_order
 from traceladder.reporting.html_paired import paired_section
+from traceladder.reporting.html_suite import suite_section
 from traceladder.reporting.html_text import esc, pct, script_json, table, td, when
 
 CASE_LIMIT = 1000  # rows in the case table; the summary always counts every trace
@@ -56,10 +58,13 @@ def render_html(
     comparison: Comparison | None = None,
     paired: Mapping[str, Any] | None = None,
     live: LiveContext | None = None,
+    suite: Mapping[str, Any] | None = None,
     case_limit: int = CASE_LIMIT,
 ) -> str:
-    """The page. `details`: per trace id, `spans`, `results` (tool result by ordinal), `final_text`;
-    `paired`: the ComparisonV1 of the compared run (A) and this one (B), shown after `comparison`."""
+    """The page. `details`: per trace id, `spans`, `results` (tool result by ordinal), `final_text`,
+    `conversation`; `paired`: the ComparisonV1 of the compared run (A) and this one (B), shown after
+    `comparison`; `suite`: the runs of this run's suite (`storage.suite_runs.SuiteRuns` as a
+    mapping), for the trend across them."""
     css, js = _asset("report.css"), _asset("report.js")
     shown, hidden = row_order(report["results"], case_limit)
     title = "live traces" if live else f"run {report['run'].get('run_id')}"
@@ -79,7 +84,8 @@ def render_html(
         sections.compare(comparison, where) if comparison else "",
         paired_section(paired) if paired else "",
         sections.trend(live.trend) if live else "",
-        sections.ladder(report),
+        suite_section(suite, report["run"], list(report["summary"]["dimensions"])) if suite else "",
+        sections.ladder(report, where),
         sections.rates(report),
         sections.classes(report, where),
         _cases(report, shown, hidden, details),
@@ -90,6 +96,7 @@ def render_html(
             ("summary", "Summary", True),
             ("compare", "Compared", comparison is not None),
             ("trend", "Trend", live is not None),
+            ("suite-runs", "Runs of this suite", suite is not None),
             ("ladder", "Cost ladder", True),
             ("rates", "By dimension and tool", True),
             ("classes", "Failure classes", True),
@@ -208,4 +215,6 @@ def _cases(
         if hidden
         else ""
     )
-    return f'<section id="cases"><h2>Cases</h2>{note}{filters(options)}{case_table(shown, details)}</section>'
+    prompts = system_prompts((details.get(c["trace_id"]) or {}).get("conversation") for c in shown)
+    body = prompts_block(prompts) + filters(options) + case_table(shown, details, prompts)
+    return f'<section id="cases"><h2>Cases</h2>{note}{body}</section>'

@@ -1,6 +1,7 @@
 """The HTML report's case table: one row per judged trace, and under it the trace's evidence in a
-`<details>` (expected calls next to actual ones, argument differences, every rung's result and
-findings, the tool results, the model's answer, the span waterfall).
+`<details>` (the conversation — the request, every call with its arguments and result, the final
+answer —, expected calls next to actual ones, argument differences, every rung's result and
+findings, the span waterfall).
 
 Everything comes from the ReportV1 case and the trace's stored detail; nothing is judged again.
 Verdicts and statuses are always text and an icon, never a colour alone.
@@ -11,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from traceladder.evaluators.types import VerdictValue
+from traceladder.evaluators.types import VerdictValue, not_evaluated_note
+from traceladder.reporting.html_conversation import conversation
 from traceladder.reporting.html_data import argument_diffs, call_pairs, case_name, case_tools
 from traceladder.reporting.html_svg import waterfall
 from traceladder.reporting.html_text import as_json, clip, esc, table, td
@@ -45,6 +47,22 @@ COLUMNS = (
     ("explanation", "Explanation"),
 )
 RESULT_CHARS = 1500
+
+
+def shown_explanation(case: Mapping[str, Any]) -> str:
+    """The case's explanation as the page shows it: a PASS's without the note naming the rungs that
+    could not run on it. The note is the same on nearly every PASS of a suite (a domain with no
+    invariant policy says "(not evaluated: invariants)" 41 times in a sim:faulty run), so the ladder
+    section states it once, with the reason and the count; each case's rungs table keeps the rung's
+    status. The note is recognised from the case's rung statuses (`not_evaluated_note`), never
+    guessed from the words: a text that does not end with exactly that note is shown whole."""
+    text = str(case.get("explanation") or "")
+    if case.get("verdict") != VerdictValue.PASS:
+        return text
+    note = not_evaluated_note(
+        [r["name"] for r in case.get("rungs") or [] if r.get("status") == "not_evaluated"]
+    )
+    return text.removesuffix(note) if note else text
 
 
 def verdict_badge(verdict: str | None) -> str:
@@ -86,13 +104,18 @@ def filters(options: Mapping[str, Sequence[str]]) -> str:
     )
 
 
-def case_table(cases: Sequence[Mapping[str, Any]], details: Mapping[str, Mapping[str, Any]]) -> str:
+def case_table(
+    cases: Sequence[Mapping[str, Any]],
+    details: Mapping[str, Mapping[str, Any]],
+    prompts: Mapping[str, int] | None = None,
+) -> str:
+    """The table; `prompts` numbers the system prompts printed once above it (`html_conversation`)."""
     head = "".join(f'<th scope="col" data-key="{key}">{label}</th>' for key, label in COLUMNS)
-    bodies = [_case(i, c, details.get(c["trace_id"]) or {}) for i, c in enumerate(cases)]
+    bodies = [_case(i, c, details.get(c["trace_id"]) or {}, prompts or {}) for i, c in enumerate(cases)]
     return f'<table id="case-table" class="cases"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
 
 
-def _case(i: int, case: Mapping[str, Any], detail: Mapping[str, Any]) -> str:
+def _case(i: int, case: Mapping[str, Any], detail: Mapping[str, Any], prompts: Mapping[str, int]) -> str:
     settled = (
         f"{case['settled_at']} {esc(case.get('settled_by') or '')}"
         if case.get("settled_at") is not None
@@ -105,7 +128,7 @@ def _case(i: int, case: Mapping[str, Any], detail: Mapping[str, Any]) -> str:
         f"<td>{esc(case.get('taxonomy') or '—')}</td>",
         f"<td>{settled}</td>",
         f"<td>{', '.join(f'<code>{esc(t)}</code>' for t in case_tools(case)) or '—'}</td>",
-        f'<td class="why">{esc(clip(case.get("explanation") or "", 240))}</td>',
+        f'<td class="why">{esc(clip(shown_explanation(case), 240))}</td>',
     ]
     summary = " · ".join(
         p for p in (esc(case_name(case)), esc(case["verdict"]), esc(case.get("taxonomy") or ""), settled) if p
@@ -114,14 +137,17 @@ def _case(i: int, case: Mapping[str, Any], detail: Mapping[str, Any]) -> str:
         f'<tbody class="case" id="case-{i}" data-i="{i}" data-verdict="{esc(case["verdict"])}">'
         f'<tr class="row">{"".join(cells)}</tr>'
         f'<tr class="detail"><td colspan="{len(COLUMNS)}"><details><summary>Evidence: {summary}</summary>'
-        f'<div class="evidence">{evidence(case, detail)}</div></details></td></tr></tbody>'
+        f'<div class="evidence">{evidence(case, detail, prompts)}</div></details></td></tr></tbody>'
     )
 
 
-def evidence(case: Mapping[str, Any], detail: Mapping[str, Any]) -> str:
-    """Everything recorded about one judged trace, in the order a reader checks it."""
+def evidence(
+    case: Mapping[str, Any], detail: Mapping[str, Any], prompts: Mapping[str, int] | None = None
+) -> str:
+    """Everything recorded about one judged trace, in the order a reader checks it: what was said
+    and done (the conversation), then how each rung judged it."""
     out = [
-        f'<p class="explanation">{esc(case.get("explanation") or "")}</p>',
+        f'<p class="explanation">{esc(shown_explanation(case))}</p>',
         f'<p class="muted">trace <code>{esc(case["trace_id"])}</code> · dimension '
         f"{esc(case.get('dimension') or '—')}</p>",
     ]
@@ -129,6 +155,9 @@ def evidence(case: Mapping[str, Any], detail: Mapping[str, Any]) -> str:
     if warnings:
         items = "".join(f"<li>⚠ {esc(_warning(w))}</li>" for w in warnings)
         out.append(f'<h4>Warnings</h4><ul class="warnings">{items}</ul>')
+    said = detail.get("conversation")
+    if said or not detail.get("final_text"):
+        out.append("<h4>Conversation</h4>" + conversation(said, prompts or {}))
     out.append("<h4>Expected and actual calls</h4>" + _calls(case, detail.get("results") or {}))
     diffs = argument_diffs(case)
     out.append(
@@ -137,7 +166,7 @@ def evidence(case: Mapping[str, Any], detail: Mapping[str, Any]) -> str:
     out.append("<h4>Rungs</h4>" + _rungs(case.get("rungs") or []))
     if case.get("findings"):
         out.append("<h4>Findings</h4>" + _findings(case["findings"]))
-    if detail.get("final_text"):
+    if not said and detail.get("final_text"):  # an answer recorded without its conversation
         out.append(
             f'<h4>The model\'s final answer</h4><blockquote class="answer">'
             f"{esc(clip(detail['final_text'], RESULT_CHARS))}</blockquote>"

@@ -31,7 +31,43 @@ def interval(rate: Rate) -> str:
     return "—" if ci is None else f"{pct(ci[0])}–{pct(ci[1])}"
 
 
-def ladder(report: Mapping[str, Any]) -> str:
+def not_evaluated(report: Mapping[str, Any], where: Mapping[str, int]) -> str:
+    """Once for the run: each rung that could not run on some traces, on how many (by verdict) and
+    why — the note a PASS's explanation ends with, which the case table leaves off
+    (`html_cases.shown_explanation`). Empty when every rung ran on every judged trace."""
+    traces: dict[str, list[str]] = {}
+    verdicts: dict[str, Counter[str]] = {}
+    reasons: dict[str, Counter[str]] = {}
+    for case in report["results"]:
+        for r in case.get("rungs") or ():
+            if r.get("status") == "not_evaluated":
+                traces.setdefault(r["name"], []).append(case_name(case))
+                verdicts.setdefault(r["name"], Counter())[case["verdict"]] += 1
+                reasons.setdefault(r["name"], Counter())[
+                    str(r.get("explanation") or "no reason recorded")
+                ] += 1
+    if not traces:
+        return ""
+    total = len(report["results"])
+    items = []
+    for name, names in traces.items():
+        by_verdict = ", ".join(f"{n} {v}" for v, n in verdicts[name].most_common())
+        why = "; ".join(f"{esc(text)}" + (f" ({n})" if len(reasons[name]) > 1 else "")
+                        for text, n in reasons[name].most_common())  # fmt: skip
+        which = f": {links(names, where)}" if len(names) <= 8 else ""
+        items.append(
+            f'<li data-rung="{esc(name)}"><b>{esc(name)}</b> did not run on <b class="not-evaluated-count">'
+            f"{len(names)}</b> of {total} traces ({esc(by_verdict)}){which} — {why}</li>"
+        )
+    return (
+        '<div class="note" id="not-evaluated"><p>Rungs that could not run: a PASS of such a trace means '
+        "every rung that <i>did</i> run passed. Said once here rather than at the end of every PASS "
+        "explanation; each case's rungs table shows the status.</p>"
+        f"<ul>{''.join(items)}</ul></div>"
+    )
+
+
+def ladder(report: Mapping[str, Any], where: Mapping[str, int] | None = None) -> str:
     rungs = report["summary"].get("ladder") or []
     reach = ladder_reach(report)
     out = [
@@ -50,6 +86,7 @@ def ladder(report: Mapping[str, Any]) -> str:
                if reach.unsettled else "")
             + ".</p>"
         )  # fmt: skip
+    out.append(not_evaluated(report, where or {}))
     judge = report["summary"].get("judge")
     if judge:
         out.append(f'<p class="note" id="judge">{esc(judge_sentence(judge))}</p>')

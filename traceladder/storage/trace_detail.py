@@ -1,5 +1,6 @@
-"""What the HTML report shows beside a ReportV1: each trace's spans (the waterfall), its tool results
-and final answer, and the judged traces of a time window that belong to no run (the live page).
+"""What the HTML report shows beside a ReportV1: each trace's spans (the waterfall), its tool results,
+final answer and conversation (`conversations.read_conversations`), and the judged traces of a time
+window that belong to no run (the live page).
 
 Set-based like `readers`: the traces of interest are registered once as an Arrow table and each
 table is read in one query, never once per trace.
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from traceladder.storage.conversations import Conversation, read_conversations
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.readers import RunRows, dict_rows
 
@@ -26,11 +28,13 @@ _MODEL = (
 
 @dataclass(frozen=True)
 class TraceDetail:
-    """One trace's spans in start order, its tool results by call ordinal, its final answer."""
+    """One trace's spans in start order, its tool results by call ordinal, its final answer, and
+    what was said (None when the trace records nothing of it)."""
 
     spans: list[dict[str, Any]] = field(default_factory=list)
     results: dict[int, str | None] = field(default_factory=dict)
     final_text: str | None = None
+    conversation: Conversation | None = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,8 @@ def _traces(store: Store, trace_ids: Sequence[str]) -> Iterator[None]:
 
 
 def trace_details(store: Store, trace_ids: Sequence[str], *, max_spans: int = 200) -> dict[str, TraceDetail]:
-    """Spans (at most `max_spans` per trace, earliest first), tool results and final answers."""
+    """Spans (at most `max_spans` per trace, earliest first), tool results, final answers and
+    conversations."""
     with _traces(store, trace_ids):
         spans = dict_rows(
             store,
@@ -75,10 +80,11 @@ def trace_details(store: Store, trace_ids: Sequence[str], *, max_spans: int = 20
     for trace_id, ordinal, result in results:
         result_maps.setdefault(trace_id, {})[ordinal] = result
     final = dict(answers)
+    said = read_conversations(store, trace_ids)
     return {
-        t: TraceDetail(span_lists.get(t, []), result_maps.get(t, {}), final.get(t))
+        t: TraceDetail(span_lists.get(t, []), result_maps.get(t, {}), final.get(t), said.get(t))
         for t in trace_ids
-        if t in span_lists or t in result_maps or t in final
+        if t in span_lists or t in result_maps or t in final or t in said
     }
 
 

@@ -21,6 +21,7 @@ from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
 from traceladder.reporting.html_data import compare, row_order
 from traceladder.storage.db import Store
 from traceladder.storage.runs import run_info
+from traceladder.storage.suite_runs import suite_runs
 from traceladder.storage.trace_detail import live_window, trace_details
 from traceladder.workflows.compare import NotComparable, check_same_suite
 from traceladder.workflows.reports import check_report, load_report
@@ -46,7 +47,8 @@ def _details(store: Store, report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def run_page(
     store: Store, run_id: str, *, compare_run: str | None = None, now: datetime | None = None
 ) -> str:
-    """The page of one run; with `compare_run`, the verdicts that flipped since that run and the
+    """The page of one run, with the trend across the runs of its suite (the runs whose case file
+    has the same SHA-256); with `compare_run`, the verdicts that flipped since that run and the
     pass-rate difference per dimension."""
     if compare_run == run_id:
         raise UserError(
@@ -59,9 +61,11 @@ def run_page(
         other = load_report(store, compare_run)
         comparison = compare(report, other)
         paired = paired_comparison(store, compare_run, run_id, other, report)
+    cases_hash = (report["run"].get("input_hashes") or {}).get("cases")
+    suite = asdict(suite_runs(store, cases_hash)) if cases_hash else None
     when = _stamp(now or datetime.now(UTC))
     return render_html(
-        report, _details(store, report), generated_at=when, comparison=comparison, paired=paired
+        report, _details(store, report), generated_at=when, comparison=comparison, paired=paired, suite=suite
     )
 
 
