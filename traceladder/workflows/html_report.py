@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError
+from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.live.trend import Trend, label, trend
 from traceladder.reporting.build import build_report
 from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
@@ -21,8 +22,6 @@ from traceladder.reporting.html_data import compare, row_order
 from traceladder.storage.db import Store
 from traceladder.storage.trace_detail import live_window, trace_details
 from traceladder.workflows.reports import check_report, load_report
-
-DEFAULT_LIVE_HOURS = 24.0
 
 
 def html_path_for(db: Path, name: str) -> Path:
