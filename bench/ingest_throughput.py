@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import otlp_workload  # noqa: E402
-from measures import add_options, measure, reporting  # noqa: E402 - bench/measures.py
+from measures import add_options, cpu_seconds, measure, reporting  # noqa: E402 - bench/measures.py
 
 from traceladder.ingest.run import ingest  # noqa: E402
 from traceladder.otlp.decode import decode_traces  # noqa: E402
@@ -82,9 +82,9 @@ def run(args: argparse.Namespace) -> None:
         shred_rate = decoded / (time.perf_counter() - start)
 
         with Store(Path(tmp) / "ingest.duckdb") as store:
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), cpu_seconds()
             summary = ingest(store, [str(path)])
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu0
             assert summary.new_spans == n and not summary.problems, summary
             calls = store.fetchall("SELECT count(*) FROM tool_calls")[0][0]
             store.execute("CHECKPOINT")
@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> None:
     measure(
         "ingest, Collector JSON lines", n / elapsed, "spans/s", baseline=naive_rate, baseline_name="naive"
     )
+    measure("ingest, per CPU-second", n / cpu, "spans/CPU-s")
     measure("decode only", shred_rate, "spans/s", baseline=naive_rate, baseline_name="naive")
     measure("store on disk: agent spans, chat histories", size_mb / calls * 1e6, "MB per million calls")
 

@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,15 @@ def reporting(args: argparse.Namespace) -> Iterator[None]:
         return
     with contextlib.redirect_stdout(sys.stderr):
         yield
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of every child it has waited for (a pool's
+    workers, a `serve` subprocess and its workers): what a figure cost, whatever else shares the
+    cores. Per-core figures divide by this, not by wall time."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def measure(

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import otlp_workload  # noqa: E402
-from measures import add_options, measure, reporting  # noqa: E402 - bench/measures.py
+from measures import add_options, cpu_seconds, measure, reporting  # noqa: E402 - bench/measures.py
 
 from traceladder.conventions.columns import tool_columns  # noqa: E402
 from traceladder.storage.db import Store  # noqa: E402
@@ -149,7 +149,10 @@ def post_all(port: int, bodies: list[bytes], clients: int) -> list[int]:
 
 def through_serve(
     bodies: list[bytes], n_spans: int, db: Path, workers: int, clients: int
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
+    """(seconds until acknowledged, until folded, CPU seconds of serve and its workers from start
+    to exit)."""
+    cpu0 = cpu_seconds()
     log = db.with_suffix(".log")
     proc = subprocess.Popen(
         [
@@ -190,10 +193,11 @@ def through_serve(
     folded = time.perf_counter() - start
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=120)
+    cpu = cpu_seconds() - cpu0  # the client threads ran here too: an upper bound for serve's own
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM spans").fetchone() == (n_spans,)
     con.close()
-    return acked, folded
+    return acked, folded, cpu
 
 
 def main() -> None:
@@ -224,7 +228,7 @@ def run(args: argparse.Namespace) -> None:
         )
         t_naive = naive(sample, Path(tmp) / "naive.duckdb")
         naive_rate = sample_spans / t_naive
-        acked, folded = through_serve(bodies, n, Path(tmp) / "serve.duckdb", args.workers, args.clients)
+        acked, folded, cpu = through_serve(bodies, n, Path(tmp) / "serve.duckdb", args.workers, args.clients)
     print(
         f"naive receiver (MessageToDict + per-span Python + insert), {sample_spans} spans: {naive_rate:,.0f} spans/s"
     )
@@ -240,6 +244,7 @@ def run(args: argparse.Namespace) -> None:
             baseline=naive_rate, baseline_name="naive receiver")  # fmt: skip
     measure(f"serve folded, {args.workers} workers", n / folded, "spans/s",
             baseline=naive_rate, baseline_name="naive receiver")  # fmt: skip
+    measure("serve folded, per CPU-second (serve + workers + clients)", n / cpu, "spans/CPU-s")
 
 
 if __name__ == "__main__":
