@@ -59,14 +59,10 @@ check: $(STAMP)
 	$(BIN)/ruff format --check traceladder tests bench
 	$(BIN)/mypy traceladder
 
+# Every bench script (bench/*.py with a __main__ block) in one run, then one table: measure, figure,
+# in-run baseline, ratio, load average. `make bench BENCH_ARGS=--smoke` runs each at its tiny size.
 bench: $(STAMP)
-	$(BIN)/python bench/exporter_throughput.py
-	$(BIN)/python bench/suite_walltime.py
-	$(BIN)/python bench/evaluate_throughput.py
-	$(BIN)/python bench/live_evaluate_throughput.py
-	$(BIN)/python bench/extract_throughput.py
-	$(BIN)/python bench/ingest_throughput.py
-	$(BIN)/python bench/serve_throughput.py
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) traceladder.duckdb .pytest_cache .mypy_cache .ruff_cache

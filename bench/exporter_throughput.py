@@ -4,7 +4,7 @@ Prints spans/s for both and the ratio, measured in one process (machines are noi
 ratio). The exporter does more than the plain insert: it converts SDK spans to Arrow, ignores
 re-sent spans (primary key) and re-derives tool_calls for the traces in each batch.
 
-    python bench/exporter_throughput.py [--spans 100000] [--batch 512]
+    python bench/exporter_throughput.py [--spans 120000] [--batch 512] [--smoke] [--json]
 """
 
 from __future__ import annotations
@@ -15,12 +15,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from measures import add_options, measure, reporting  # bench/measures.py
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from traceladder.storage import DuckDBSpanExporter, Store
-from traceladder.storage.spans import readable_span_columns, to_arrow, write_spans
+from traceladder.storage.spans import SPAN_COLUMNS, readable_span_columns, to_arrow
+from traceladder.storage.writes import write_spans
+
+# The plain insert names its columns: the spans table has more than the Arrow rows (columns a
+# migration added), so an insert by position would put values in the wrong columns or fail.
+PLAIN_INSERT = f"INSERT INTO plain ({', '.join(SPAN_COLUMNS)}) SELECT {', '.join(SPAN_COLUMNS)} FROM t"
 
 
 def make_spans(count: int):
@@ -57,7 +63,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--spans", type=int, default=120_000)
     parser.add_argument("--batch", type=int, default=512)
+    add_options(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.spans, args.batch = 600, 128
+    with reporting(args):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     spans = make_spans(args.spans)
     n = len(spans)
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,7 +81,7 @@ def main() -> None:
             start = time.perf_counter()
             with store.transaction() as conn:
                 conn.register("t", table)
-                conn.execute("INSERT INTO plain SELECT * FROM t")
+                conn.execute(PLAIN_INSERT)
             plain = time.perf_counter() - start
         with Store(Path(tmp) / "plain_converted.duckdb") as store:
             # The same plain insert, but paying for the same span->row conversion, batch by batch.
@@ -77,7 +91,7 @@ def main() -> None:
                 batch = to_arrow(readable_span_columns(spans[i : i + args.batch], "bench"))
                 with store.transaction() as conn:
                     conn.register("t", batch)
-                    conn.execute("INSERT INTO plain SELECT * FROM t")
+                    conn.execute(PLAIN_INSERT)
                     conn.unregister("t")
             plain_converted = time.perf_counter() - start
         with Store(Path(tmp) / "ours.duckdb") as store:
@@ -112,6 +126,8 @@ def main() -> None:
         f"  of which store write (dedupe insert + tool_calls derivation) {n / write:,.0f} spans/s"
         f" = {write / plain:.2f}x the plain insert"
     )
+    measure(f"exporter, batches of {args.batch}", n / ours, "spans/s",
+            baseline=n / plain_converted, baseline_name="plain insert, same conversion")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 * suite — the traces of our own agent loop: the offline suite on sim:faulty, including
   endless-loop faults run to 60 steps for long traces (or `--db` to read an existing store).
 
-    python bench/extract_throughput.py [--copies 300] [--db PATH] [--repeat 5]
+    python bench/extract_throughput.py [--copies 300] [--db PATH] [--repeat 5] [--smoke] [--json]
     python bench/extract_throughput.py --against 46f7548 [--copies 100]   # before/after, one run
 
 `--against REF` measures the captures (tests/fixtures/producers and tests/fixtures/frameworks)
@@ -31,6 +31,7 @@ from functools import partial
 from pathlib import Path
 
 import duckdb
+from measures import add_options, measure, reporting  # bench/measures.py
 
 from traceladder.conventions import LogView, SpanView, extract_trace
 from traceladder.otlp import decode_logs, decode_traces
@@ -102,7 +103,11 @@ def batched(bodies: list[tuple[bytes, bool]], copies: int) -> list[tuple[bytes, 
 
 
 def producers(copies: int, repeat: int) -> None:
+    """Per producer, then one measure over all of them: extraction µs per span and item, next to
+    decoding the same items from OTLP protobuf."""
     print(f"producers: every capture x{copies} with fresh ids, best of {repeat}")
+    total_extract = total_decode = 0.0
+    total_spans = total_items = 0
     print(
         f"  {'producer':28} {'spans':>6} {'records':>7} {'extract µs/span':>16} {'µs/item':>8} {'decode µs/item':>15}"
     )
@@ -125,10 +130,14 @@ def producers(copies: int, repeat: int) -> None:
         extract = best_of(repeat, partial(extract_all, traces)) / copies
         decode = best_of(repeat, partial(decode_all, batched(bodies, copies))) / copies
         items = n_spans + n_logs
+        total_extract, total_decode = total_extract + extract, total_decode + decode
+        total_spans, total_items = total_spans + n_spans, total_items + items
         print(
             f"  {producer:28} {n_spans:>6} {n_logs:>7} {extract / n_spans * 1e6:>16.1f} "
             f"{extract / items * 1e6:>8.1f} {decode / items * 1e6:>15.1f}"
         )
+    measure("extract, every producer capture", total_extract / total_items * 1e6, "µs/item",
+            baseline=total_decode / total_items * 1e6, baseline_name="OTLP protobuf decode")  # fmt: skip
 
 
 RUNS = (  # (seed, repeat, max steps): the default suite, and endless-loop faults run long
@@ -138,14 +147,19 @@ RUNS = (  # (seed, repeat, max steps): the default suite, and endless-loop fault
 )
 
 
-def suite_traces(db: Path | None) -> dict[str, list[SpanView]]:
+SMOKE_RUNS = (("0", "1", "8"),)  # --smoke: one case, once
+SMOKE_CASE = ("--case", "fc-d4-001")
+
+
+def suite_traces(db: Path | None, smoke: bool = False) -> dict[str, list[SpanView]]:
     with tempfile.TemporaryDirectory() as tmp:
         if db is None:
             db = Path(tmp) / "suite.duckdb"
-            for seed, repeat, steps in RUNS:
+            for seed, repeat, steps in SMOKE_RUNS if smoke else RUNS:
                 subprocess.run(
                     [sys.executable, "-m", "traceladder", "run", "--db", str(db), "--model", "sim:faulty",
-                     "--seed", seed, "--repeat", repeat, "--max-steps", steps, "--no-report"],
+                     "--seed", seed, "--repeat", repeat, "--max-steps", steps, "--no-report",
+                     *(SMOKE_CASE if smoke else ())],
                     check=True, capture_output=True, cwd=ROOT,
                 )  # fmt: skip
         with duckdb.connect(str(db), read_only=True) as conn:
@@ -164,8 +178,8 @@ def extract_each(traces: list[list[SpanView]]) -> None:
         extract_trace(spans)
 
 
-def suite(db: Path | None, repeat: int) -> None:
-    traces = list(suite_traces(db).values())
+def suite(db: Path | None, repeat: int, smoke: bool = False) -> None:
+    traces = list(suite_traces(db, smoke).values())
     print(f"suite: our agent loop on sim:faulty, best of {repeat}")
     print(f"  {'traces':24} {'count':>6} {'spans':>7} {'extract µs/span':>16} {'µs/trace':>9}")
     for label, group in (
@@ -179,6 +193,8 @@ def suite(db: Path | None, repeat: int) -> None:
         print(
             f"  {label:24} {len(group):>6} {n:>7} {extract / n * 1e6:>16.1f} {extract / len(group) * 1e6:>9.0f}"
         )
+        if label == "all":
+            measure("extract, our suite's traces", extract / n * 1e6, "µs/span")
 
 
 def capture_traces(copies: int) -> dict[str, tuple[list[tuple[list[SpanView], list[LogView]]], int]]:
@@ -256,7 +272,15 @@ def main() -> None:
     )
     parser.add_argument("--against", metavar="REF", help="compare with another commit's extraction")
     parser.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
+    add_options(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.copies, args.repeat = 1, 1
+    with reporting(args):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     if args.emit:
         emit(args.copies, args.repeat)
         return
@@ -264,7 +288,7 @@ def main() -> None:
         against(args.against, args.copies, args.repeat)
         return
     producers(args.copies, args.repeat)
-    suite(args.db, args.repeat)
+    suite(args.db, args.repeat, args.smoke)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,10 @@ span), 512 per request, written as OTLP/JSON lines the way the Collector's file 
 * naive: json_format.Parse per request (ids fixed from hex first), per-span Python to rows, one
   insert per request; tool calls derived by the same code.
 
-    python bench/ingest_throughput.py [--requests 200]
+    python bench/ingest_throughput.py [--requests 200] [--smoke] [--json]
+
+Also measured: the store's size on disk per million tool calls once ingested (these spans carry
+whole chat histories and tool definitions, as instrumented agents record them), for sizing.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import otlp_workload  # noqa: E402
+from measures import add_options, cpu_seconds, measure, reporting  # noqa: E402 - bench/measures.py
 
 from traceladder.ingest.run import ingest  # noqa: E402
 from traceladder.otlp.decode import decode_traces  # noqa: E402
@@ -50,7 +54,15 @@ def naive(lines: list[bytes], db: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=200)
+    add_options(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.requests = 1
+    with reporting(args):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     print("making the workload with the OTel SDK ...", flush=True)
     spans = otlp_workload.make_spans(args.requests * otlp_workload.BATCH, seed=2)
     lines = [otlp_workload.to_otlp_json(b) for b in otlp_workload.encode_requests(spans)]
@@ -70,11 +82,13 @@ def main() -> None:
         shred_rate = decoded / (time.perf_counter() - start)
 
         with Store(Path(tmp) / "ingest.duckdb") as store:
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), cpu_seconds()
             summary = ingest(store, [str(path)])
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu0
             assert summary.new_spans == n and not summary.problems, summary
             calls = store.fetchall("SELECT count(*) FROM tool_calls")[0][0]
+            store.execute("CHECKPOINT")
+            size_mb = store.path.stat().st_size / 1e6
     print(f"naive (json_format + per-request insert), {sample_spans} spans: {naive_rate:,.0f} spans/s")
     print(
         f"decode only, DuckDB JSON reader:          {shred_rate:,.0f} spans/s  (x{shred_rate / naive_rate:.1f} naive)"
@@ -82,6 +96,13 @@ def main() -> None:
     print(
         f"ingest, into the store with {calls} tool calls: {n / elapsed:,.0f} spans/s  (x{n / elapsed / naive_rate:.1f} naive)"
     )
+    print(f"store_mb={size_mb:.1f} for {n} spans, {calls} tool calls")
+    measure(
+        "ingest, Collector JSON lines", n / elapsed, "spans/s", baseline=naive_rate, baseline_name="naive"
+    )
+    measure("ingest, per CPU-second", n / cpu, "spans/CPU-s")
+    measure("decode only", shred_rate, "spans/s", baseline=naive_rate, baseline_name="naive")
+    measure("store on disk: agent spans, chat histories", size_mb / calls * 1e6, "MB per million calls")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ offline ladder's figure on the same traces with a case (all rungs) — both meas
 and `watch`'s rate (due query + judge + write + watermark, per batch) for comparison with what
 `serve` ingests.
 
-    python bench/live_evaluate_throughput.py [--traces 100000]
+    python bench/live_evaluate_throughput.py [--traces 100000] [--smoke] [--json]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate_throughput import synthesize  # noqa: E402 - a sibling script, not a package
+from measures import add_options, measure, reporting  # noqa: E402 - bench/measures.py
 
 from traceladder.domain.retail import load_retail_domain  # noqa: E402
 from traceladder.evaluation import evaluate_store  # noqa: E402
@@ -86,8 +87,15 @@ def timed(label: str, n: int, fn) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--traces", type=int, default=100_000)
+    add_options(parser)
     args = parser.parse_args()
-    n = args.traces
+    if args.smoke:
+        args.traces = 300
+    with reporting(args):
+        run(args.traces)
+
+
+def run(n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         policy_path = Path(tmp) / "policy.toml"
         policy_path.write_text(POLICY)
@@ -117,6 +125,12 @@ def main() -> None:
         best = max(one, pooled)
         print(f"open_path_vs_offline_ladder={best / offline:.2f}x goal=20,000 traces/s met={best >= 20_000}")
         print(f"watch_vs_open_path_evaluate={watch_rate / best:.2f}x")
+        measure("open path (rung 1 + policy), one process", one, "traces/s",
+                baseline=offline, baseline_name="offline ladder, default pool")  # fmt: skip
+        measure("open path (rung 1 + policy), default pool", pooled, "traces/s",
+                baseline=offline, baseline_name="offline ladder, default pool")  # fmt: skip
+        measure("watch, batches of 5000", watch_rate, "traces/s",
+                baseline=best, baseline_name="open-path evaluate")  # fmt: skip
 
 
 if __name__ == "__main__":

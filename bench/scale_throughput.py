@@ -7,7 +7,11 @@ retail case, then 2–6 execute_tool spans (the golden calls plus extra reads, ~
 argument, ~3% with invalid JSON). Every path reads spans, extracts the tool calls (conventions),
 judges, and writes results: the whole of `evaluate --source`.
 
-    python bench/scale_throughput.py [--traces 200000] [--shards 16] [--ch-traces 50000]
+    python bench/scale_throughput.py [--traces 200000] [--shards 16] [--ch-traces 50000] [--smoke] [--json]
+
+Also measured, for the sizing in docs/scale.md: the single writer's rate — the shard results of
+`--ch-traces` traces written into one results store, as the client does after a Dask run — which
+bounds what any number of workers can deliver into one `--db`.
 """
 
 from __future__ import annotations
@@ -23,16 +27,18 @@ from pathlib import Path
 
 import psutil
 import pyarrow as pa
-from traceladder.storage.normalize import tool_columns
+from measures import add_options, measure, reporting  # bench/measures.py
 from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
 from traceladder.cases import load_cases
+from traceladder.conventions.columns import tool_columns
 from traceladder.evaluation.executors import DaskExecutor, InProcess
-from traceladder.evaluation.shards import ShardJob, evaluate_source
+from traceladder.evaluation.shards import ShardJob, evaluate_source, judge_shard
 from traceladder.sources.clickhouse import parse_clickhouse
 from traceladder.sources.parquet import ParquetSource, export_parquet
 from traceladder.sources.store import StoreSource
 from traceladder.storage import Store
+from traceladder.storage.results import write_result_batches
 from traceladder.storage.spans import SPAN_SCHEMA
 from traceladder.storage.writes import write_batch
 
@@ -89,7 +95,26 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=200_000)
     parser.add_argument("--shards", type=int, default=16)
     parser.add_argument("--ch-traces", type=int, default=50_000)
+    add_options(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.traces, args.shards, args.ch_traces = 200, 1, 100
+    with reporting(args):
+        run(args)
+
+
+def single_writer(tmp: Path, source, shards: int) -> tuple[float, int]:
+    """Seconds to write every shard's results into one fresh results store (the client's part of a
+    sharded run, in one transaction), and the traces written. The shards are judged first, untimed."""
+    job = ShardJob(source, shards)
+    results = [judge_shard(job, shard).tables for shard in range(shards)]
+    with Store(tmp / "writer.duckdb") as store:
+        start = time.perf_counter()
+        written = write_result_batches(store, results)
+        return time.perf_counter() - start, written
+
+
+def run(args: argparse.Namespace) -> None:
     cases = [c for c in load_cases() if c.calls]
     rng = random.Random(7)
     tmp = Path(tempfile.mkdtemp(prefix="tl-scale-"))
@@ -114,9 +139,13 @@ def main() -> None:
         base = units / base_s
         print(f"in_process: {base_s:.1f}s traces_per_s={base:,.0f} (baseline = 1.00x) "
               f"traces_per_cpu_s={units / base_cpu:,.0f}")  # fmt: skip
+        measure("export to Parquet", n_spans / exported, "spans/s")
+        measure("evaluate --source parquet, in process", base, "traces/s")
+        measure("evaluate --source parquet, per CPU-second", units / base_cpu, "traces/CPU-s")
         rates: dict[int, float] = {}
         cpus: dict[int, float] = {}
-        for workers in (1, 2):
+        # --smoke: one worker only (a local cluster costs seconds to start; the code path is the same)
+        for workers in (1,) if args.smoke else (1, 2):
             executor = DaskExecutor(f"local:{workers}")
             try:
                 seconds, cpu, units = timed(tmp / f"r{workers}.duckdb", parquet, executor, args.shards)
@@ -129,15 +158,19 @@ def main() -> None:
                 print(f"overhead_per_shard_s={(seconds - base_s) / args.shards:.3f} wall, "
                       f"{(cpu - base_cpu) / args.shards:.3f} cpu (dask 1 worker − in process, "
                       f"per shard of {units // args.shards:,} traces)")  # fmt: skip
+            measure(f"evaluate --source parquet, dask {workers} worker(s)", rates[workers], "traces/s",
+                    baseline=base, baseline_name="in process")  # fmt: skip
         print(f"load_average_1m={os.getloadavg()[0]:.1f}")
-        scaling = rates[2] / rates[1]
-        print(f"scaling_1_to_2_workers={scaling:.2f}x wall (linear = 2.00x; "
-              f"per added worker {scaling - 1:.2f} of linear; needs idle cores)")  # fmt: skip
-        # On free cores 2 workers take (their CPU seconds / 2): the CPU a trace costs with 2
-        # workers vs 1 is what decides linearity, and it does not depend on other programs' load.
-        efficiency = cpus[1] / cpus[2]
-        print(f"cpu_efficiency_1_to_2_workers={efficiency:.2f} (projected on 2 free cores: "
-              f"{2 * efficiency:.2f}x, {efficiency:.2f} of linear per added worker)")  # fmt: skip
+        if 2 in rates:
+            scaling = rates[2] / rates[1]
+            print(f"scaling_1_to_2_workers={scaling:.2f}x wall (linear = 2.00x; "
+                  f"per added worker {scaling - 1:.2f} of linear; needs idle cores)")  # fmt: skip
+            # On free cores 2 workers take (their CPU seconds / 2): the CPU a trace costs with 2
+            # workers vs 1 is what decides linearity, and it does not depend on other programs' load.
+            efficiency = cpus[1] / cpus[2]
+            print(f"cpu_efficiency_1_to_2_workers={efficiency:.2f} (projected on 2 free cores: "
+                  f"{2 * efficiency:.2f}x, {efficiency:.2f} of linear per added worker)")  # fmt: skip
+            measure("dask per-worker CPU efficiency, 1 -> 2 workers", efficiency, "of linear")
 
         # ClickHouse (embedded chdb) vs the DuckDB store, the same traces, in process
         with Store(tmp / "small.duckdb") as small:
@@ -161,6 +194,13 @@ def main() -> None:
         print(f"clickhouse_chdb_source: traces={ch_units} {ch_s:.1f}s traces_per_s={ch_units / ch_s:,.0f} "
               f"ratio={duck_s / ch_s:.2f}x traces_per_cpu_s={ch_units / ch_cpu:,.0f} (otel_traces filled as the exporter writes it: "
               f"{small_spans.num_rows / loaded:,.0f} spans/s via to_otel_traces + insert_arrow)")  # fmt: skip
+        measure("evaluate --source chdb, in process", ch_units / ch_s, "traces/s",
+                baseline=units / duck_s, baseline_name="DuckDB store source")  # fmt: skip
+        write_s, written = single_writer(tmp, StoreSource(tmp / "small.duckdb"), args.shards)
+        print(f"single_writer: {written} traces' results written in {write_s:.2f}s: {written / write_s:,.0f} traces/s "
+              f"(vs judging {units / duck_cpu:,.0f} traces per CPU-second)")  # fmt: skip
+        measure("single writer: shard results into one --db", written / write_s, "traces/s",
+                baseline=units / duck_cpu, baseline_name="judging, per CPU-second")  # fmt: skip
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -12,7 +12,7 @@ protobuf per span), encoded 512 spans per request as the SDK's BatchSpanProcesso
   MessageToDict per request, per-span Python to rows, one DuckDB insert per request (anti-join
   dedupe), tool calls derived by the same code.
 
-    python bench/serve_throughput.py [--requests 120] [--workers N] [--clients 4]
+    python bench/serve_throughput.py [--requests 120] [--workers N] [--clients 4] [--smoke] [--json]
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import otlp_workload  # noqa: E402
-from traceladder.storage.normalize import tool_columns  # noqa: E402
+from measures import add_options, cpu_seconds, measure, reporting  # noqa: E402 - bench/measures.py
 
+from traceladder.conventions.columns import tool_columns  # noqa: E402
 from traceladder.storage.db import Store  # noqa: E402
 from traceladder.storage.spans import SPAN_SCHEMA  # noqa: E402
 from traceladder.storage.writes import write_batch  # noqa: E402
@@ -148,7 +149,10 @@ def post_all(port: int, bodies: list[bytes], clients: int) -> list[int]:
 
 def through_serve(
     bodies: list[bytes], n_spans: int, db: Path, workers: int, clients: int
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
+    """(seconds until acknowledged, until folded, CPU seconds of serve and its workers from start
+    to exit)."""
+    cpu0 = cpu_seconds()
     log = db.with_suffix(".log")
     proc = subprocess.Popen(
         [
@@ -189,10 +193,11 @@ def through_serve(
     folded = time.perf_counter() - start
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=120)
+    cpu = cpu_seconds() - cpu0  # the client threads ran here too: an upper bound for serve's own
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM spans").fetchone() == (n_spans,)
     con.close()
-    return acked, folded
+    return acked, folded, cpu
 
 
 def main() -> None:
@@ -200,7 +205,15 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=120)
     parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1))
     parser.add_argument("--clients", type=int, default=4)
+    add_options(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.workers, args.clients = 1, 1, 1
+    with reporting(args):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     print("making the workload with the OTel SDK ...", flush=True)
     spans = otlp_workload.make_spans(args.requests * otlp_workload.BATCH, seed=1)
     bodies = otlp_workload.encode_requests(spans)
@@ -215,7 +228,7 @@ def main() -> None:
         )
         t_naive = naive(sample, Path(tmp) / "naive.duckdb")
         naive_rate = sample_spans / t_naive
-        acked, folded = through_serve(bodies, n, Path(tmp) / "serve.duckdb", args.workers, args.clients)
+        acked, folded, cpu = through_serve(bodies, n, Path(tmp) / "serve.duckdb", args.workers, args.clients)
     print(
         f"naive receiver (MessageToDict + per-span Python + insert), {sample_spans} spans: {naive_rate:,.0f} spans/s"
     )
@@ -227,6 +240,11 @@ def main() -> None:
         f"serve, folded into the store with tool calls:        {n / folded:,.0f} spans/s  "
         f"(x{n / folded / naive_rate:.1f} naive)"
     )
+    measure(f"serve acknowledged, {args.workers} workers", n / acked, "spans/s",
+            baseline=naive_rate, baseline_name="naive receiver")  # fmt: skip
+    measure(f"serve folded, {args.workers} workers", n / folded, "spans/s",
+            baseline=naive_rate, baseline_name="naive receiver")  # fmt: skip
+    measure("serve folded, per CPU-second (serve + workers + clients)", n / cpu, "spans/CPU-s")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,8 @@
 """The `traceladder` entry point: builds the parser from the command modules, maps errors to exits.
 
+Only the module of the command being run is imported (`commands.modules_for`): start-up is paid
+on every command, and the heavy libraries belong to the commands that need them.
+
 Exit codes are a contract (docs/cli.md): 0 ok; 1 gate failed, self-check disagreement or a hash
 that does not verify; 2 usage, configuration, input or store error; 3 an internal error (a bug);
 130 / 143 interrupted by SIGINT / SIGTERM. Every non-zero exit prints exactly one line on stderr
@@ -44,7 +47,9 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(ExitCode.USER_ERROR)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for `argv` (default: the full parser, every command registered, as docs/cli.md
+    shows it): only the command modules parsing `argv` needs are imported."""
     parser = _Parser(
         prog="traceladder",
         description="How reliably does your LLM agent call tools? Spans in DuckDB, judged by a "
@@ -53,13 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"traceladder {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module in commands.ALL:
+    for module in commands.modules_for(argv):
         module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _raise_interrupted)

@@ -13,11 +13,10 @@ from pathlib import Path
 from traceladder.cli.common import add_db_option, db_path, run_id_arg, terminal
 from traceladder.errors import ExitCode, UserError
 from traceladder.files import write_text
-from traceladder.live.trend import open_trend_store
+from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import open_store
 from traceladder.storage.readers import latest_run
-from traceladder.workflows.html_report import DEFAULT_LIVE_HOURS, html_path_for, live_page, run_page
 from traceladder.workflows.reports import FORMATS, load_report, render
 
 MAX_HOURS = 24 * 366 * 10
@@ -126,6 +125,10 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _html(args: argparse.Namespace) -> int:
+    # The page renderer and the trend queries load only for --format html (start-up of the rest).
+    from traceladder.live.trend import open_trend_store
+    from traceladder.workflows.html_report import html_path_for, live_page, run_page
+
     db = db_path(args)
     if args.live:
         now = datetime.now(UTC)

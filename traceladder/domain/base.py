@@ -15,16 +15,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from traceladder.cases.spec import SuiteSpec
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 
 def compile_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
     """The one way a tool schema becomes a validator: JSON Schema 2020-12 with format checking on,
     so `"format": "date"` rejects "2026-13-45". Compile once, reuse."""
+    from jsonschema import Draft202012Validator  # here: naming a domain must not import jsonschema
+
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 

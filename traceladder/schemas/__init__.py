@@ -12,9 +12,10 @@ import json
 from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 SCHEMAS = {"ReportV1": "report-v1.schema.json", "BaselineV1": "baseline-v1.schema.json"}
 
@@ -31,6 +32,8 @@ def schema_text(name: str) -> str:
 
 @cache
 def validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # on first validation, not when a command starts
+
     schema = json.loads(schema_text(name))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)

@@ -17,14 +17,16 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from traceladder.errors import StoreBusy, StoreError, first_line
 from traceladder.storage.migrations import MIGRATIONS
 from traceladder.storage.store_file import blocks_past_end, check_blocks_present, check_store_path, damaged
+
+if TYPE_CHECKING:  # Arrow is imported where a table is built: reading commands need none at start-up
+    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -226,13 +228,14 @@ def open_store(path: Path, *, read_only: bool = False, say: Callable[[str], None
     when that cannot run (the file is not writable, the disk is full, another process holds the
     store), it reads what is folded and, if segments are waiting, says once through `say` how
     many. A writer's fold that cannot run is the writer's error: it could not write either."""
-    from traceladder.storage.fold import fold_pending  # fold writes through this module
     from traceladder.storage.segments import has_pending
 
     if read_only:
         return _open_reader(Path(path), say)
     store = Store(path, read_only=read_only)
     if has_pending(path):
+        from traceladder.storage.fold import fold_pending  # fold writes through this module (and Arrow)
+
         try:
             fold_pending(store, say=say)
         except BaseException:
@@ -242,11 +245,12 @@ def open_store(path: Path, *, read_only: bool = False, say: Callable[[str], None
 
 
 def _open_reader(path: Path, say: Callable[[str], None]) -> Store:
-    from traceladder.storage.fold import fold_pending, store_cannot_write
     from traceladder.storage.segments import has_pending, pending, segment_root
 
     if not has_pending(path):
         return Store(path, read_only=True)
+    from traceladder.storage.fold import fold_pending, store_cannot_write
+
     why, lock_timeout = "", None
     if not os.access(path, os.W_OK):
         why = "the store file is not writable"
@@ -272,4 +276,6 @@ def _open_reader(path: Path, say: Callable[[str], None]) -> Store:
 
 def trace_id_table(trace_ids: Iterable[str]) -> pa.Table:
     """A one-column `trace_id` table, to register for a set-based query."""
+    import pyarrow as pa
+
     return pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from traceladder.errors import UserError
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.trace_facts import TraceFacts
+
+if TYPE_CHECKING:  # Arrow is imported by the readers that build a table, not by every command
+    import pyarrow as pa
 
 # A trace's captured tool definitions: (tool name, parameters JSON text or None, offered — seen in a
 # tool list a request sent, not only on a tool span describing itself).
@@ -152,6 +153,8 @@ def read_units(
 
 def read_definition_sets(store: Store, keys: Iterable[str]) -> dict[str, Definitions]:
     """digest → the (name, parameters JSON, offered) of that set of captured tool definitions."""
+    import pyarrow as pa
+
     wanted = pa.table({"key": pa.array(sorted(set(keys)), pa.string())})
     if not wanted.num_rows:
         return {}

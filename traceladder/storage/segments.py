@@ -24,10 +24,10 @@ import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 SIGNALS = ("spans", "logs")
 _TMP = ".tmp-"
@@ -106,6 +106,9 @@ class SegmentWriter:
         tmp = folder / f"{_TMP}{os.getpid()}-{stem}.parquet"
         # zstd level 1: ~5 µs/span, and the strings are unique, so no dictionary pages (measured).
         # Serialised in memory first, so the checksum in the name covers every byte written.
+        import pyarrow as pa  # here, not at the top: every command's open_store asks has_pending
+        import pyarrow.parquet as pq
+
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd", compression_level=1, use_dictionary=False)
         data = sink.getvalue()
@@ -145,6 +148,9 @@ def pending(root: Path) -> list[Segment]:
 
 def batches(segments: list[Segment], max_rows: int) -> Iterator[list[Segment]]:
     """Group segments so one fold transaction stays bounded (about `max_rows` rows)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     group: list[Segment] = []
     rows = 0
     for segment in segments:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError
+from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.live.trend import Trend, label, trend
 from traceladder.reporting.build import build_report
 from traceladder.reporting.comparison import compare_sides
@@ -25,8 +26,6 @@ from traceladder.storage.suite_runs import suite_runs
 from traceladder.storage.trace_detail import live_window, trace_details
 from traceladder.workflows.compare import NotComparable, check_same_suite
 from traceladder.workflows.reports import check_report, load_report
-
-DEFAULT_LIVE_HOURS = 24.0
 
 
 def html_path_for(db: Path, name: str) -> Path:
