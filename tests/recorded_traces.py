@@ -39,7 +39,9 @@ def trace_spans(number: int, request: str | None, calls: list[Call], tools: list
     clock = 1_796_000_000_000_000_000 + number * 1_000_000_000
     spans: list[dict[str, Any]] = []
 
-    def span(sid: int, name: str, attrs: dict[str, Any], parent: str | None = root, error: bool = False) -> None:
+    def span(
+        sid: int, name: str, attrs: dict[str, Any], parent: str | None = root, error: bool = False
+    ) -> None:
         spans.append({
             "traceId": tid, "spanId": f"{number:08x}{sid:08x}", "parentSpanId": parent or "", "name": name,
             "kind": 1, "startTimeUnixNano": str(clock + sid * 1000), "endTimeUnixNano": str(clock + sid * 1000 + 500),
@@ -47,7 +49,9 @@ def trace_spans(number: int, request: str | None, calls: list[Call], tools: list
         })  # fmt: skip
 
     span(1, "invoke_agent shop", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"}, None)
-    history: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "content": request}]}] if request else []
+    history: list[dict[str, Any]] = (
+        [{"role": "user", "parts": [{"type": "text", "content": request}]}] if request else []
+    )
     sid = 2
     for index in range(len(calls) + 1):
         tool, raw, result, ok = calls[index] if index < len(calls) else (None, "", "", True)
@@ -56,7 +60,13 @@ def trace_spans(number: int, request: str | None, calls: list[Call], tools: list
         if history:
             chat["gen_ai.input.messages"] = history
         if tool is None:
-            output = [{"role": "assistant", "parts": [{"type": "text", "content": "Done."}], "finish_reason": "stop"}]
+            output = [
+                {
+                    "role": "assistant",
+                    "parts": [{"type": "text", "content": "Done."}],
+                    "finish_reason": "stop",
+                }
+            ]
         else:
             try:
                 arguments: Any = json.loads(raw)
@@ -82,7 +92,9 @@ def trace_spans(number: int, request: str | None, calls: list[Call], tools: list
     return spans
 
 
-def write_traces(path: Path, traces: list[list[dict[str, Any]]], service: str = "shop", version: str = "1.0") -> Path:
+def write_traces(
+    path: Path, traces: list[list[dict[str, Any]]], service: str = "shop", version: str = "1.0"
+) -> Path:
     resource = {"attributes": [_attr("service.name", service), _attr("service.version", version)]}
     body = {"resourceSpans": [{"resource": resource, "scopeSpans": [
         {"scope": {"name": "shop.agent"}, "spans": [s for t in traces for s in t]}]}]}  # fmt: skip

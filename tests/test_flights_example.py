@@ -17,7 +17,9 @@ FLIGHTS = ROOT / "examples" / "flights"
 
 
 def test_the_example_validates_and_the_golden_model_passes_it(tmp_path):
-    assert cli("domain", "validate", "--domain", "examples/flights").stdout.startswith("domain_validation=passed")
+    assert cli("domain", "validate", "--domain", "examples/flights").stdout.startswith(
+        "domain_validation=passed"
+    )
     checked = cli("cases", "validate", "--domain", "dir:examples/flights")
     assert checked.returncode == 0, checked.stderr
     db = tmp_path / "flights.duckdb"
@@ -42,8 +44,11 @@ def test_the_seed_worked_trace_gives_the_seed_numbers_through_the_pipeline(tmp_p
     assert scores["partial_credit"] == {"positional": 0.17, "optimal": 0.33}
     assert (result["verdict"], result["settled_at"]) == ("FAIL", 1)  # rung 1: the extra seat field
     assert "'seat' was unexpected" in result["explanation"]
-    assert rows(db, "SELECT param, code, expected, actual FROM findings WHERE rung = 2 AND param IS NOT NULL "
-                    "ORDER BY param") == [  # fmt: skip
+    assert rows(
+        db,
+        "SELECT param, code, expected, actual FROM findings WHERE rung = 2 AND param IS NOT NULL "
+        "ORDER BY param",
+    ) == [  # fmt: skip
         ("date", "PARAM_WRONG_VALUE", '"2026-11-02"', '"2026-11-03"'),
         ("seat", "PARAM_UNEXPECTED", None, '"12A"'),
     ]

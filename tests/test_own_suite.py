@@ -59,11 +59,14 @@ def test_the_recorded_suite_says_what_the_traces_did(recorded):
     traces = {t for (t,) in rows(db, "SELECT trace_id FROM traces")}
     assert {c["context"]["source_trace"] for c in cases.values()} == traces
     chain = cases["tr-d3-001"]
-    assert chain["golden"] == {"calls": [
-        {"tool": "get_order", "params": {"order_id": "W123"}},
-        {"tool": "cancel_order", "params": {"order_id": "W123", "reason": "no_longer_needed"}},
-        {"tool": "confirm_action", "params": {"action_id": "act-W123-cancel"}},
-    ], "order_sensitive": True}  # fmt: skip  (confirm_action sends the id cancel_order returned)
+    assert chain["golden"] == {
+        "calls": [
+            {"tool": "get_order", "params": {"order_id": "W123"}},
+            {"tool": "cancel_order", "params": {"order_id": "W123", "reason": "no_longer_needed"}},
+            {"tool": "confirm_action", "params": {"action_id": "act-W123-cancel"}},
+        ],
+        "order_sensitive": True,
+    }  # fmt: skip  (confirm_action sends the id cancel_order returned)
     assert cases["tr-d2-001"]["golden"] == {"calls": [{"tool": "get_order", "params": {"order_id": "W123"}}],
                                             "order_sensitive": False}  # fmt: skip
     assert all(re.fullmatch(r".+ \(conversation #\d\)", c["instruction"]) for c in cases.values())
@@ -87,16 +90,30 @@ def test_a_changed_argument_fails_at_rung_2_with_its_diff_and_a_new_call_is_a_to
     _, suite = recorded
     changed, extra = tmp_path / "changed.txt", tmp_path / "extra.txt"
     changed.write_text('Support agent. [[change-argument cancel_order reason "ordered_by_mistake"]]\n')
-    extra.write_text('Support agent. [[extra-call cancel_order {"order_id": "W123", "reason": "ordered_by_mistake"}]]\n')
+    extra.write_text(
+        'Support agent. [[extra-call cancel_order {"order_id": "W123", "reason": "ordered_by_mistake"}]]\n'
+    )
     db = tmp_path / "scripted.duckdb"
     with ScriptedModel(suite) as url:
-        first = run(suite, db, "--model", "m", "--base-url", url, "--system-prompt", str(changed), "--no-judge")
-        second = run(suite, db, "--model", "m", "--base-url", url, "--system-prompt", str(extra), "--no-judge")
-    results = rows(db, f"SELECT case_id, verdict, settled_at, failure_class FROM case_results WHERE run_id = '{first}' ORDER BY 1")
+        first = run(
+            suite, db, "--model", "m", "--base-url", url, "--system-prompt", str(changed), "--no-judge"
+        )
+        second = run(
+            suite, db, "--model", "m", "--base-url", url, "--system-prompt", str(extra), "--no-judge"
+        )
+    results = rows(
+        db,
+        f"SELECT case_id, verdict, settled_at, failure_class FROM case_results WHERE run_id = '{first}' ORDER BY 1",
+    )
     assert results == [("tr-d2-001", "PASS", 4, None), ("tr-d2-002", "PASS", 4, None),
                        ("tr-d3-001", "FAIL", 2, "PARAM_WRONG_VALUE"), ("tr-d3-002", "FAIL", 2, "PARAM_WRONG_VALUE")]  # fmt: skip
-    diffs = rows(db, f"SELECT DISTINCT rung, code, tool, param, expected, actual FROM findings WHERE run_id = '{first}'")
-    assert diffs == [(2, "PARAM_WRONG_VALUE", "cancel_order", "reason", '"no_longer_needed"', '"ordered_by_mistake"')]
+    diffs = rows(
+        db,
+        f"SELECT DISTINCT rung, code, tool, param, expected, actual FROM findings WHERE run_id = '{first}'",
+    )
+    assert diffs == [
+        (2, "PARAM_WRONG_VALUE", "cancel_order", "reason", '"no_longer_needed"', '"ordered_by_mistake"')
+    ]
 
     # A call nobody recorded: a tool error the model sees, marked on its span, and a failing case.
     spans = rows(db, f"""
@@ -104,8 +121,11 @@ def test_a_changed_argument_fails_at_rung_2_with_its_diff_and_a_new_call_is_a_to
         JOIN case_runs c USING (trace_id) WHERE c.run_id = '{second}' AND s.error_type IS NOT NULL""")  # fmt: skip
     assert len(spans) == 4 and {(s[0], s[1]) for s in spans} == {("ERROR", "no_recorded_result")}
     assert json.loads(spans[0][2])["error"]["message"] == (
-        'no recorded result for cancel_order {"order_id":"W123","reason":"ordered_by_mistake"}')
-    results = rows(db, f"SELECT case_id, verdict, failure_class FROM case_results WHERE run_id = '{second}' ORDER BY 1")
+        'no recorded result for cancel_order {"order_id":"W123","reason":"ordered_by_mistake"}'
+    )
+    results = rows(
+        db, f"SELECT case_id, verdict, failure_class FROM case_results WHERE run_id = '{second}' ORDER BY 1"
+    )
     assert {r[1:] for r in results} == {("FAIL", "CALL_EXTRA")}, results
     told = rows(db, f"SELECT DISTINCT code, tool FROM findings WHERE run_id = '{second}'")
     assert told == [("CALL_EXTRA", "cancel_order")]

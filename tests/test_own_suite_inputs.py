@@ -10,7 +10,9 @@ import pytest
 from conftest import cli, rows
 from recorded_traces import trace_spans, write_traces
 
-GOOD = trace_spans(1, "Where is order W1?", [("get_order", '{"order_id": "W1"}', '{"status": "pending"}', True)])
+GOOD = trace_spans(
+    1, "Where is order W1?", [("get_order", '{"order_id": "W1"}', '{"status": "pending"}', True)]
+)
 POLLING = trace_spans(2, "Is job J7 done?", [
     ("get_status", '{"job_id": "J7"}', '{"state": "running"}', True),
     ("get_status", '{"job_id": "J7"}', '{"state": "done"}', True),
@@ -59,7 +61,10 @@ def test_a_trace_that_cannot_be_a_case_stops_with_one_line_and_writes_nothing(tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["traces.duckdb", "traces.json"]  # no staging left
     skipped = cli("cases", "from-traces", "--db", str(db), "--out", str(out), "--skip-bad")
     assert skipped.returncode == 0, skipped.stderr
-    assert skipped.stderr.strip() == f"skipped trace {'9'.zfill(32)}: {line.split(': ', 2)[2].split('; nothing')[0]}"
+    assert (
+        skipped.stderr.strip()
+        == f"skipped trace {'9'.zfill(32)}: {line.split(': ', 2)[2].split('; nothing')[0]}"
+    )
     cases = [json.loads(x) for x in (out / "cases.jsonl").read_text().splitlines()]
     assert [c["context"]["source_trace"] for c in cases] == ["1".zfill(32)]
 
@@ -138,7 +143,9 @@ def _domain(tmp_path: Path) -> Path:
         "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}  # fmt: skip
     (folder / "tools.json").write_text(json.dumps([tool]))
     (folder / "domain.toml").write_text('read_only = ["get_order"]\nwhitelist = ["get_order"]\n')
-    (folder / "responses.jsonl").write_text('{"tool": "get_order", "arguments": {"order_id": "W1"}, "result": "{}"}\n')
+    (folder / "responses.jsonl").write_text(
+        '{"tool": "get_order", "arguments": {"order_id": "W1"}, "result": "{}"}\n'
+    )
     return folder
 
 
@@ -176,7 +183,9 @@ def test_a_broken_domain_directory_is_one_line_per_problem(tmp_path, name, conte
 
 def test_domain_validate_lists_every_contract_problem(tmp_path):
     folder = _domain(tmp_path)
-    (folder / "domain.toml").write_text('read_only = []\nwhitelist = ["get_order"]\nid_fields = ["user_id"]\n')
+    (folder / "domain.toml").write_text(
+        'read_only = []\nwhitelist = ["get_order"]\nid_fields = ["user_id"]\n'
+    )
     (folder / "responses.jsonl").write_text(
         '{"tool": "get_order", "arguments": {"order": 1}, "result": "{}"}\n'
         '{"tool": "get_user", "arguments": {}, "result": "{}"}\n'
@@ -190,3 +199,18 @@ def test_domain_validate_lists_every_contract_problem(tmp_path):
         "domain: id_fields: no recorded call or result holds a 'user_id'",
         "domain_validation=failed (4 problems)",
     ]
+
+
+def test_evaluate_takes_a_domain_directory_like_a_name(tmp_path):
+    db = ingest(tmp_path, GOOD, POLLING)
+    out = tmp_path / "suite"
+    assert cli("cases", "from-traces", "--db", str(db), "--out", str(out)).returncode == 0
+    bare = trace_spans(7, "Where is W1 now?", [("get_order", '{"order": "W1"}', "{}", True)], tools=[])
+    write_traces(tmp_path / "bare.json", [bare])
+    assert cli("ingest", str(tmp_path / "bare.json"), "--db", str(db)).returncode == 0
+    judged = cli("evaluate", "--db", str(db), "--domain", f"dir:{out}", "--no-judge")
+    assert judged.returncode == 0, judged.stderr
+    # the trace that captured no definitions is judged against the directory's tools.json
+    assert rows(
+        db, f"SELECT status FROM rung_results WHERE trace_id = '{'7'.zfill(32)}' AND rung_name = 'schema'"
+    ) == [("fail",)]

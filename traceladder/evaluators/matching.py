@@ -63,8 +63,9 @@ class CompiledExpected:
                 elif not exact_equal(want_args[key], actual[key]):
                     # the same refinement as the rules path: a bad format or an unknown fixture id
                     refined = classify(call, key, actual[key]) if classify else None
-                    code = refined or "PARAM_WRONG_VALUE"
-                    diffs.append(ArgDiff(key, want_args[key], actual[key], "exact", code))
+                    diffs.append(
+                        ArgDiff(key, want_args[key], actual[key], "exact", refined or "PARAM_WRONG_VALUE")
+                    )
             return tuple(diffs)
         for key, rule, want, matcher in self.matchers:
             if key not in actual:

@@ -103,13 +103,12 @@ def from_traces(
         cases.append(_case(trace))
     if not cases:
         raise UserError(f"none of the {len(recorded)} selected traces can be a case; nothing written")
-    used = {c.tool for case in cases for c in case.calls} | {r[0] for t in recorded for r in t.calls}
     suite = RecordedSuite(
         prefix=prefix,
         tools=[tools[name] for name in sorted(tools)],
         cases=cases,
         responses=_responses([t for t in recorded if t.trace_id not in dict(skipped)]),
-        id_fields=sorted(_id_fields(cases, used)),
+        id_fields=sorted(_id_fields(cases)),
     )
     write_domain(suite, out)
     per_dimension: dict[str, int] = {}
@@ -244,7 +243,7 @@ def _responses(recorded: Sequence[Recorded]) -> list[dict[str, Any]]:
     return lines
 
 
-def _id_fields(cases: Sequence[SuiteCase], used: set[str]) -> set[str]:
+def _id_fields(cases: Sequence[SuiteCase]) -> set[str]:
     """Argument names ending in `_id` whose values are strings: fixture-backed, so a model that
     invents one the recording never saw gets PARAM_HALLUCINATED_ID. Curate in domain.toml."""
     names: set[str] = set()
