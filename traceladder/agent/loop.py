@@ -369,7 +369,7 @@ def _execute(
         attrs[sc.TOOL_DESCRIPTION] = descriptions[call.name]
     with _span(tracer, f"execute_tool {call.name}", SpanKind.INTERNAL, attrs, clock) as span:
         outcome = sandbox.execute(call.name, call.raw_arguments)
-        result = dumps(outcome.result)
+        result = outcome.text if outcome.text is not None else dumps(outcome.result)
         if outcome.ok:
             span.set_attribute(sc.TOOL_CALL_RESULT, result)
         else:

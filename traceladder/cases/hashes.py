@@ -33,8 +33,10 @@ def input_hashes(suite: bytes, domain: Domain, run_config: dict[str, Any]) -> di
     """
     files = domain.input_files
 
-    def file_hash(name: str) -> str:
-        raw = files.get(name, b"")
+    def file_hash(name: str, declared: str) -> str:
+        # a declarative domain's recorded results and domain.toml stand where retail's fixtures
+        # and policy do (a domain has one or the other, so no existing identity changes)
+        raw = files.get(name, files.get(declared, b""))
         try:
             return sha256(canonical_json(json.loads(raw)))
         except ValueError:
@@ -43,8 +45,8 @@ def input_hashes(suite: bytes, domain: Domain, run_config: dict[str, Any]) -> di
     hashes = {
         "cases": sha256(suite),
         "tool_schemas": sha256(canonical_json(list(domain.tools))),
-        "fixtures": file_hash("fixtures.json"),
-        "policy": file_hash("policy.json"),
+        "fixtures": file_hash("fixtures.json", "responses.jsonl"),
+        "policy": file_hash("policy.json", "domain.toml"),
         "system_prompt": sha256(domain.system_prompt.encode()),
         "run_config": sha256(canonical_json(run_config)),
     }

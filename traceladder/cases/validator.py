@@ -321,9 +321,13 @@ def _category(
 
 
 def _context(context: Any, fixtures: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    if not isinstance(context, dict) or set(context) != {"db_fixture", "notes"}:
-        yield "context", "must contain exactly db_fixture and notes"
+    # `source_trace`: the trace a case was made from (`cases from-traces`), kept for review
+    if not isinstance(context, dict) or set(context) - {"source_trace"} != {"db_fixture", "notes"}:
+        yield "context", "must contain exactly db_fixture and notes (and optionally source_trace)"
         return
+    source = context.get("source_trace", "-")
+    if not (isinstance(source, str) and source):
+        yield "context.source_trace", "must be a non-empty trace id"
     if context["db_fixture"] not in fixtures:
         yield "context.db_fixture", f"must be one of {', '.join(repr(f) for f in fixtures)}"
     if not (isinstance(context["notes"], str) and context["notes"].strip()):

@@ -1,4 +1,5 @@
-"""`traceladder cases validate|coverage`: check a domain's suite and render its coverage matrix."""
+"""`traceladder cases validate|coverage|from-traces`: check a domain's suite, render its coverage
+matrix, record stored traces as a declarative domain with its suite."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ from pathlib import Path
 from traceladder.cases.coverage import coverage_markdown
 from traceladder.cases.loader import load_cases, suite_path
 from traceladder.cases.validator import validate_suite
-from traceladder.cli.common import add_domain_option, domain_name
+from traceladder.cli.common import add_domain_option, domain_name, int_range
 from traceladder.domain.registry import load_domain
 from traceladder.errors import ExitCode, UserError
 from traceladder.files import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("cases", help="validate the case suite, render its coverage matrix")
+    parser = sub.add_parser(
+        "cases", help="validate the case suite, render its coverage matrix, record one from traces"
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
     validate = actions.add_parser("validate", help="check every CaseV1 rule; list every violation")
@@ -28,6 +31,77 @@ def register(sub: argparse._SubParsersAction) -> None:
     coverage.add_argument("--output", type=Path, help="write to this file instead of stdout")
     add_domain_option(coverage)
     coverage.set_defaults(handler=run_coverage)
+    _register_from_traces(actions)
+
+
+def _register_from_traces(actions: argparse._SubParsersAction) -> None:
+    from traceladder.cli.common import add_db_option
+
+    record = actions.add_parser(
+        "from-traces",
+        help="write a declarative domain and its case suite (DIR/cases.jsonl) from stored traces",
+        description="Each selected trace becomes one case: its user request, its calls as the golden "
+        "calls (arguments as sent), its definitions in tools.json, its results in responses.jsonl "
+        "(replayed offline). Filters combine (all must hold). A trace that cannot be a case (no user "
+        "request, arguments that are not a JSON object or do not fit the definition, a request another "
+        "trace already made, a tool without a recorded definition) stops with one line naming it and "
+        "exit 2, nothing written — or, with --skip-bad, is skipped with that line.",
+    )
+    add_db_option(record)
+    record.add_argument("--out", type=Path, required=True, metavar="DIR", help="the directory to create")
+    record.add_argument("--trace", action="append", default=[], metavar="ID", help="this trace (repeatable)")
+    record.add_argument("--verdict", metavar="VERDICT", help="traces whose stored verdict is this, e.g. PASS")
+    record.add_argument(
+        "--where",
+        metavar="SQL",
+        help="a SQL predicate over the traces table, e.g. \"service_version = '1.0'\"",
+    )
+    record.add_argument("--service", metavar="NAME", help="traces of this service.name")
+    record.add_argument("--version", metavar="V", help="traces of this service.version")
+    record.add_argument(
+        "--sample",
+        type=int_range(1, 1_000_000),
+        metavar="N",
+        help="at most N of the matches, chosen by trace id",
+    )
+    record.add_argument("--prefix", default="tr", metavar="P", help="case id prefix: P-d2-001 (default tr)")
+    record.add_argument(
+        "--skip-bad", action="store_true", help="skip traces that cannot be a case, one line each"
+    )
+    record.set_defaults(handler=run_from_traces)
+
+
+def run_from_traces(args: argparse.Namespace) -> int:
+    import re
+
+    from traceladder.cli.common import db_path
+    from traceladder.storage.db import open_store
+    from traceladder.storage.recorded import Selection
+    from traceladder.workflows.from_traces import from_traces
+
+    if not re.fullmatch(r"[a-z][a-z0-9]{0,15}", args.prefix):
+        raise UserError(
+            f"--prefix must be lowercase letters and digits, starting with a letter, not {args.prefix!r}"
+        )
+    selection = Selection(
+        tuple(args.trace), args.verdict, args.where, args.service, args.version, args.sample
+    )
+    path = db_path(args)
+    if not path.exists():
+        raise UserError(f"no store at {path}; send traces first (`traceladder serve` or `ingest`)")
+    with open_store(path, read_only=True) as store:
+        outcome = from_traces(
+            store, selection, args.out, prefix=args.prefix, skip_bad=args.skip_bad,
+            say=lambda line: print(line, file=sys.stderr),
+        )  # fmt: skip
+    dims = ", ".join(f"{d} {n}" for d, n in sorted(outcome.per_dimension.items()))
+    print(
+        f"recorded {outcome.cases} cases ({dims}), {outcome.tools} tools, {outcome.results} recorded results"
+        + (f"; skipped {len(outcome.skipped)} traces" if outcome.skipped else "")
+    )
+    print(f"out={outcome.out}")
+    print(f"cases={outcome.out / 'cases.jsonl'}")
+    return ExitCode.OK
 
 
 def run_validate(args: argparse.Namespace) -> int:

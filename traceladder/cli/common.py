@@ -103,8 +103,10 @@ def add_domain_option(parser: argparse.ArgumentParser, help_text: str | None = N
     parser.add_argument(
         "--domain",
         default=None,
-        metavar="NAME",
-        help=help_text or "tool domain (default: retail; `traceladder domain list` shows the installed ones)",
+        metavar="NAME|DIR",
+        help=help_text
+        or "tool domain: an installed one's name (default: retail; `traceladder domain list`) or a "
+        "declarative domain directory (a path, or dir:PATH; docs/your-own-agent.md)",
     )
 
 

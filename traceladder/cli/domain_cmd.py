@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from traceladder.cli.common import add_domain_option, domain_name
+from traceladder.domain.base import Domain
 from traceladder.domain.registry import available, load_domain
 from traceladder.domain.validate import validate_domain, validate_files
 from traceladder.errors import ExitCode, UserError
@@ -41,6 +42,18 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from traceladder.domain.declarative import directory_spec, read_directory
+
+    directory = directory_spec(domain_name(args), frozenset(available()))
+    if directory is not None:  # a declarative domain: every problem of its files, one line each
+        if args.data_dir is not None:
+            raise UserError(
+                "--data-dir rebuilds an installed domain; a domain directory is validated as it is"
+            )
+        loaded, problems = read_directory(directory)
+        if loaded is not None:
+            problems = validate_domain(loaded)
+        return _verdict(problems, loaded, f"{len(loaded.tools) if loaded else 0} tools, recorded calls valid")
     domain = load_domain(domain_name(args))
     if args.data_dir is None:
         problems = validate_domain(domain)
@@ -50,13 +63,14 @@ def run_validate(args: argparse.Namespace) -> int:
         if missing:
             raise UserError(f"{args.data_dir} lacks {', '.join(missing)}; copy the data files there")
         problems = validate_files(domain, {n: (args.data_dir / n).read_bytes() for n in names})
+    return _verdict(problems, domain, f"{len(domain.tools)} tools, data consistent, whitelist read-only")
+
+
+def _verdict(problems: list[str], domain: Domain | None, summary: str) -> int:
     for problem in problems:
         print(f"domain: {problem}", file=sys.stderr)
-    if problems:
+    if problems or domain is None:
         print(f"domain_validation=failed ({len(problems)} problems)", file=sys.stderr)
         return ExitCode.USER_ERROR
-    print(
-        f"domain_validation=passed ({domain.name}: {len(domain.tools)} tools, data consistent, "
-        "whitelist read-only)"
-    )
+    print(f"domain_validation=passed ({domain.name}: {summary})")
     return ExitCode.OK

@@ -86,6 +86,13 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline: bool = False) -> No
         help="run only this dimension, e.g. D2 (repeatable)",
     )
     p.add_argument("--cases", type=Path, metavar="FILE", help="case suite JSONL (default: the domain's)")
+    p.add_argument(
+        "--system-prompt",
+        type=Path,
+        metavar="FILE",
+        help="the agent's system prompt from this UTF-8 file instead of the domain's (test a prompt change; "
+        "the gate compares it with a baseline of the old one)",
+    )
     if not baseline:
         p.add_argument(
             "--repeat",
@@ -169,7 +176,7 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline: bool = False) -> No
 
 MAX_REPEAT = 1000
 # Flags that choose what a new run does; --resume continues a run exactly as it started.
-_SELECTION_FLAGS = ("case", "dimension", "repeat", "seed", "cases", "domain")
+_SELECTION_FLAGS = ("case", "dimension", "repeat", "seed", "cases", "domain", "system_prompt")
 
 
 def _config_from_args(args: argparse.Namespace, model: str, base_url: str | None) -> AgentConfig:
@@ -223,6 +230,27 @@ def _resumed(store: Store, args: argparse.Namespace) -> tuple[ModelChoice, Agent
     return choose_model(config.model, url), config, load_domain(domain or domain_name(args))
 
 
+def _with_prompt(domain: Domain, path: Path | None) -> Domain:
+    """The domain, with its system prompt replaced by the file's text when one is named."""
+    if path is None:
+        return domain
+    from dataclasses import replace
+
+    try:
+        prompt = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"system prompt file {path} does not exist") from None
+    except UnicodeDecodeError:
+        raise UserError(f"system prompt file {path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise UserError(
+            f"cannot read system prompt file {path}: {exc.strerror or type(exc).__name__}"
+        ) from None
+    if not prompt.strip():
+        raise UserError(f"system prompt file {path} is empty")
+    return replace(domain, system_prompt=prompt)
+
+
 def plain_progress(done: int, total: int, case_id: str, status: str) -> None:
     print(f"[{done}/{total}] {case_id} {status}", file=sys.stderr, flush=True)
 
@@ -237,7 +265,7 @@ def handle(args: argparse.Namespace) -> int:
         if args.resume:
             choice, config, domain = _resumed(store, args)
         else:
-            domain = load_domain(domain_name(args))
+            domain = _with_prompt(load_domain(domain_name(args)), args.system_prompt)
             choice = choose_model(args.model, args.base_url)
             config = _config_from_args(args, choice.model, choice.base_url)
         options = RunOptions(

@@ -42,6 +42,9 @@ class ToolOutcome:
     ok: bool
     result: dict[str, Any]
     error_type: str | None = None
+    # The exact text the model is shown, when it is not `result` as JSON: a replayed recording
+    # returns what the tool returned then, byte for byte, even when that was not a JSON object.
+    text: str | None = None
 
     @staticmethod
     def error(error_type: str, message: str) -> ToolOutcome:
@@ -128,6 +131,15 @@ class Domain:
     extra_checks: Callable[[Domain], list[str]] | None = None
     # The policy the judge holds answers to (rung 5's policy criterion); None: the system prompt.
     policy_text: str | None = None
+    # Whether `domain validate` holds the schemas to OpenAI strict mode (closed objects, required
+    # lists, descriptions). A domain recorded from someone's traces keeps the definitions their
+    # agent really sent, strict or not; they must still be valid JSON Schema.
+    strict_schemas: bool = True
+    # Whether a golden call without parameter rules compares the whole argument object (an
+    # argument it does not name is a difference, seed 2's exact match) instead of only the keys it
+    # names. A suite recorded from traces says "these arguments, as sent": a declarative domain
+    # chooses with `compare = "whole"` in domain.toml.
+    whole_arguments: bool = False
 
     @property
     def judge_policy(self) -> str:

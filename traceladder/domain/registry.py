@@ -5,7 +5,8 @@ one in the `traceladder.domains` entry-point group, e.g. in its pyproject.toml:
     calendar = "my_package.calendar:load_domain"
 
 The entry point names a zero-argument callable returning a `Domain` (or a `Domain` itself).
-Every command that needs a domain resolves it once, here, from `--domain NAME`.
+Every command that needs a domain resolves it once, here, from `--domain NAME` — or from
+`--domain DIR` / `dir:PATH`, a declarative domain directory (traceladder.domain.declarative).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ def available() -> dict[str, str]:
 
 @cache
 def load_domain(name: str = DEFAULT_DOMAIN) -> Domain:
+    from traceladder.domain.declarative import directory_spec, load_directory
+
+    directory = directory_spec(name, frozenset(available()))
+    if directory is not None:
+        return load_directory(directory)
     target = available().get(name)
     if target is None:
         raise UserError(f"unknown domain {name!r}; installed: {', '.join(sorted(available()))}")

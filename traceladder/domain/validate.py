@@ -35,6 +35,11 @@ OPENAI_TOOL_SCHEMA: dict[str, Any] = {
     },
 }
 _TOOL_SHAPE = Draft202012Validator(OPENAI_TOOL_SCHEMA)
+# The shape a recorded definition must have: what the API accepts, description optional.
+_RECORDED_FUNCTION = {**OPENAI_TOOL_SCHEMA["properties"]["function"], "required": ["name", "parameters"]}
+_RECORDED_TOOL_SHAPE = Draft202012Validator(
+    {**OPENAI_TOOL_SCHEMA, "properties": {**OPENAI_TOOL_SCHEMA["properties"], "function": _RECORDED_FUNCTION}}
+)
 
 
 def validate_domain(domain: Domain) -> list[str]:
@@ -42,9 +47,10 @@ def validate_domain(domain: Domain) -> list[str]:
     (`Domain.extra_checks`), as readable one-line messages."""
     problems: list[str] = []
     seen: set[str] = set()
+    shape = _TOOL_SHAPE if domain.strict_schemas else _RECORDED_TOOL_SHAPE
     for index, tool in enumerate(domain.tools):
         label = f"tools[{index}]"
-        for err in _TOOL_SHAPE.iter_errors(tool):
+        for err in shape.iter_errors(tool):
             where = "/".join(str(p) for p in err.absolute_path)
             problems.append(f"{label}: not a valid OpenAI function tool at {where!r}: {err.message}")
         fn = tool.get("function") if isinstance(tool, dict) else None
@@ -62,7 +68,8 @@ def validate_domain(domain: Domain) -> list[str]:
         except SchemaError as exc:
             problems.append(f"{name}: parameters are not valid JSON Schema 2020-12: {exc.message}")
             continue
-        problems += [f"{name}: {p}" for p in _strictness(params, "parameters")]
+        if domain.strict_schemas:
+            problems += [f"{name}: {p}" for p in _strictness(params, "parameters")]
     for group, names in (
         ("read-only", domain.read_only_tools),
         ("request", domain.chains.requests),

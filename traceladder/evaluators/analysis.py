@@ -24,19 +24,28 @@ from traceladder.evaluators.types import ArgDiff, Call, Expected
 
 # Compiled expected calls per case, shared by every trace of that case in this process. Keyed by
 # id(case) with the case kept in the value, so an id is never reused while cached.
-_COMPILED: dict[int, tuple[Case, tuple[CompiledExpected, ...], frozenset[str] | None]] = {}
+_COMPILED: dict[tuple[int, bool], tuple[Case, tuple[CompiledExpected, ...], frozenset[str] | None]] = {}
 
 
-def compiled_expected(case: Case) -> tuple[CompiledExpected, ...]:
-    return _compiled(case)[1]
+def compiled_expected(case: Case, whole_arguments: bool = False) -> tuple[CompiledExpected, ...]:
+    return _compiled(case, whole_arguments)[1]
 
 
-def _compiled(case: Case) -> tuple[Case, tuple[CompiledExpected, ...], frozenset[str] | None]:
-    hit = _COMPILED.get(id(case))
+def _compiled(
+    case: Case, whole_arguments: bool = False
+) -> tuple[Case, tuple[CompiledExpected, ...], frozenset[str] | None]:
+    """`whole_arguments` (a domain's choice): a golden call without parameter rules compares the
+    whole argument object, so an argument it does not name is a difference (seed 2's exact match)."""
+    hit = _COMPILED.get((id(case), whole_arguments))
     if hit is None or hit[0] is not case:
-        compiled = tuple(CompiledExpected.of(Expected(c.tool, c.params, c.param_rules)) for c in case.calls)
+        compiled = tuple(
+            CompiledExpected.of(
+                Expected(c.tool, c.params, None if whole_arguments and not c.param_rules else c.param_rules)
+            )
+            for c in case.calls
+        )
         extra = None if case.allowed_extra is None else frozenset(case.allowed_extra)
-        hit = _COMPILED[id(case)] = (case, compiled, extra)
+        hit = _COMPILED[(id(case), whole_arguments)] = (case, compiled, extra)
     return hit
 
 
@@ -86,7 +95,8 @@ class Analysis:
     @property
     def expected(self) -> tuple[CompiledExpected, ...]:
         if self._expected is None:
-            self._expected = compiled_expected(self.case)
+            rules = self.inputs.rules
+            self._expected = compiled_expected(self.case, rules is not None and rules.whole_arguments)
         return self._expected
 
     @property

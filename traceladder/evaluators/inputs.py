@@ -43,12 +43,13 @@ class DomainRules:
     requests: frozenset[str] = frozenset()
     confirmations: frozenset[str] = frozenset()
     link: str = "action_id"
+    whole_arguments: bool = False  # see Domain.whole_arguments
 
     @staticmethod
     def of(domain: Domain) -> DomainRules:
         return DomainRules(
             domain.name, domain.read_only_tools, domain.default_whitelist, domain.id_fields,
-            domain.chains.requests, domain.chains.confirmations, domain.chains.link,
+            domain.chains.requests, domain.chains.confirmations, domain.chains.link, domain.whole_arguments,
         )  # fmt: skip
 
     def has_unknown_id(self, value: Any) -> bool:

@@ -61,7 +61,11 @@ class CompiledExpected:
                 elif key not in want_args:
                     diffs.append(ArgDiff(key, None, actual[key], "exact", "PARAM_UNEXPECTED"))
                 elif not exact_equal(want_args[key], actual[key]):
-                    diffs.append(ArgDiff(key, want_args[key], actual[key], "exact", "PARAM_WRONG_VALUE"))
+                    # the same refinement as the rules path: a bad format or an unknown fixture id
+                    refined = classify(call, key, actual[key]) if classify else None
+                    diffs.append(
+                        ArgDiff(key, want_args[key], actual[key], "exact", refined or "PARAM_WRONG_VALUE")
+                    )
             return tuple(diffs)
         for key, rule, want, matcher in self.matchers:
             if key not in actual:

@@ -1,0 +1,35 @@
+"""docs/your-own-agent.md runs as written: its bash blocks in order, in one shell, in a fresh
+directory beside a checkout's tests/ and examples/ — from production traces to a locked baseline
+and a passing gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import ROOT, rows
+from doc_pages import run_bash_blocks
+
+DOC = ROOT / "docs" / "your-own-agent.md"
+
+
+def test_the_page_runs_as_written(tmp_path: Path) -> None:
+    for name in ("tests", "examples"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    done = run_bash_blocks(DOC, tmp_path, ("", ""), timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "recorded 2 cases (D3 2), 3 tools, 3 recorded results; skipped 2 traces" in done.stdout
+    skipped = [line for line in done.stderr.splitlines() if line.startswith("skipped trace")]
+    assert skipped == [
+        line
+        for line in DOC.read_text().splitlines()
+        if line.strip().startswith("skipped trace")
+        for line in [line.strip()]
+    ]  # fmt: skip  (the page shows what the command says)
+    assert "gate passed" in done.stdout + done.stderr
+    cases = [json.loads(x) for x in (tmp_path / "my-agent" / "cases.jsonl").read_text().splitlines()]
+    assert {c["dimension"] for c in cases} == {"D3"}
+    assert rows(tmp_path / "ci.duckdb", "SELECT DISTINCT verdict FROM case_results") == [("PASS",)]
+    assert rows(tmp_path / "flights.duckdb", "SELECT count(*) FROM case_results WHERE verdict = 'PASS'") == [
+        (12,)
+    ]

@@ -1,0 +1,165 @@
+"""Writing a recorded suite as a declarative domain directory — plain JSON, JSONL and TOML a person
+reviews in a pull request — all or nothing.
+
+Everything is written to a temporary directory beside `out`, loaded back as a domain, checked
+with `domain validate`'s contract and the suite with the same strict validator the shipped suite
+passes; only then is the directory renamed to `out`. A failure at any step leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from traceladder.cases.validator import validate_suite
+from traceladder.domain.declarative.build import DIMENSIONS, FIXTURE, read_directory
+from traceladder.domain.validate import validate_domain
+from traceladder.errors import UserError
+
+
+class GoldenLike(Protocol):
+    tool: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SuiteCase:
+    trace_id: str
+    dimension: str
+    instruction: str
+    notes: str
+    calls: list[Any]  # GoldenLike
+    order_sensitive: bool
+
+
+@dataclass(frozen=True)
+class RecordedSuite:
+    prefix: str
+    tools: list[dict[str, Any]]
+    cases: list[SuiteCase]
+    responses: list[dict[str, Any]]
+    id_fields: list[str]
+
+
+def write_domain(suite: RecordedSuite, out: Path) -> None:
+    """Write `suite` to `out` (which must not exist, or be an empty directory)."""
+    if out.exists() and not (out.is_dir() and not any(out.iterdir())):
+        raise UserError(f"--out {out} already exists; name a new directory (nothing is overwritten)")
+    parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    except OSError as exc:
+        raise UserError(f"cannot create {out}: {exc.strerror or type(exc).__name__}") from None
+    try:
+        _write_files(suite, staging)
+        _check(staging)
+        if out.exists():
+            out.rmdir()
+        os.replace(staging, out)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise UserError(f"cannot write {out}: {exc.strerror or type(exc).__name__}") from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _write_files(suite: RecordedSuite, folder: Path) -> None:
+    numbers: dict[str, int] = {}
+    records, categories = [], []
+    for case in suite.cases:
+        number = numbers[case.dimension] = numbers.get(case.dimension, 0) + 1
+        category = f"trace_{case.trace_id}"
+        records.append(_record(case, f"{suite.prefix}-{case.dimension.lower()}-{number:03d}", category))
+        categories.append((category, case, number))
+    _jsonl(folder / "cases.jsonl", records)
+    _jsonl(folder / "responses.jsonl", suite.responses)
+    (folder / "tools.json").write_text(json.dumps(suite.tools, ensure_ascii=False, indent=2) + "\n", "utf-8")
+    (folder / "domain.toml").write_text(_toml(suite, categories), "utf-8")
+
+
+def _record(case: SuiteCase, case_id: str, category: str) -> dict[str, Any]:
+    return {
+        "id": case_id,
+        "dimension": case.dimension,
+        "category": category,
+        "instruction": case.instruction,
+        "context": {"db_fixture": FIXTURE, "notes": case.notes, "source_trace": case.trace_id},
+        "golden": {
+            "calls": [{"tool": c.tool, "params": c.params} for c in case.calls],
+            "order_sensitive": case.order_sensitive,
+        },  # fmt: skip
+        "negative": not case.calls,
+        "skip": False,
+        "skip_reason": None,
+    }
+
+
+def _jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+
+
+def _s(value: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's; DEL must be escaped too)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _list(values: list[str]) -> str:
+    return "[" + ", ".join(_s(v) for v in values) + "]"
+
+
+def _toml(suite: RecordedSuite, categories: list[tuple[str, SuiteCase, int]]) -> str:
+    lines = [
+        "# A declarative domain recorded from traces by `traceladder cases from-traces`.",
+        "# Curate it like code: docs/your-own-agent.md.",
+        "",
+        '# "whole": a golden call matches only the arguments as sent, nothing added or left out.',
+        'compare = "whole"',
+        "# Tools that only read; the whitelist names those a case may call beyond its golden calls.",
+        "read_only = []",
+        "whitelist = []",
+        "# Argument names whose values must be ones the recording knows (else PARAM_HALLUCINATED_ID).",
+        f"id_fields = {_list(suite.id_fields)}",
+        "",
+        "# Request/confirm tools, when the agent has them:",
+        "# [chains]",
+        '# requests = ["cancel_order"]',
+        '# confirmations = ["confirm_action"]',
+        '# link = "action_id"',
+        "",
+        "[suite]",
+        f"id_prefix = {_s(suite.prefix)}",
+        "",
+        "[suite.dimensions]",
+        *(f"{code} = {_s(title)}" for code, title in DIMENSIONS.items()),
+        "",
+        "# One category per case: delete a case's line in cases.jsonl and its table here.",
+    ]
+    for name, case, number in categories:
+        lines += [
+            "",
+            f"[suite.categories.{_s(name)}]",
+            f"dimension = {_s(case.dimension)}",
+            f"first_id = {number}",
+            f"tools = {_list([c.tool for c in case.calls])}",
+            f"order_sensitive = {'true' if case.order_sensitive else 'false'}",
+            f"negative = {'false' if case.calls else 'true'}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _check(folder: Path) -> None:
+    """The written directory loads, passes `domain validate` and its suite `cases validate`."""
+    domain, problems = read_directory(folder)
+    if domain is not None:
+        problems = validate_domain(domain)
+        if not problems:
+            problems = [str(v) for v in validate_suite(folder / "cases.jsonl", domain)]
+    if problems:
+        raise UserError(f"the recorded suite does not validate, nothing written: {problems[0]}")

@@ -1,0 +1,264 @@
+"""Stored traces → a declarative domain and its case suite (`traceladder cases from-traces`).
+
+Each selected trace becomes one case: its user request is the instruction, its calls (arguments
+as sent) the golden calls, `order_sensitive` true when a call uses a value an earlier call's
+result returned (and the request did not say), `negative` when it made no call; the dimension
+follows from the number of calls (0 → D1 when to call, 1 → D2 selection/fill, ≥ 2 → D3 chain)
+and is stated in the case's notes, the trace id kept in its context. Tool definitions and
+results come from the traces, read by the same extraction every evaluator uses
+(`storage.readers`, `storage.conversations`) — never re-read from raw spans, never guessed.
+
+A trace that cannot be a case (no user request recorded, arguments that are not a JSON object or
+do not fit the tool's definition, the same request as an earlier trace, a tool no trace defined)
+stops the command with one line naming the trace — or, with `skip_bad`, is skipped with that
+line. Nothing is written until everything is known: see `domain_writer.write_domain`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from traceladder.domain.base import compile_validator
+from traceladder.domain.declarative.replay import replay_key
+from traceladder.errors import UserError
+from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
+from traceladder.storage.conversations import read_exchanges
+from traceladder.storage.db import Store
+from traceladder.storage.readers import read_call_table
+from traceladder.storage.recorded import Selection, read_definitions, select_traces
+from traceladder.workflows.domain_writer import RecordedSuite, SuiteCase, write_domain
+
+DIMENSION_OF = {0: "D1", 1: "D2"}  # 2 or more calls: D3
+NOTES = {"D1": "when to call: the agent answered without a tool", "D2": "selection/fill: one call",
+         "D3": "chain: {n} calls"}  # fmt: skip
+_MIN_LINK = 3  # shorter values ("ok", 1) are too common to say one call used another's result
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What one trace recorded, as the store's extraction read it."""
+
+    trace_id: str
+    instruction: str | None
+    calls: tuple[RawCall, ...]
+    definitions: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    out: Path
+    cases: int
+    per_dimension: dict[str, int]
+    tools: int
+    results: int
+    skipped: tuple[tuple[str, str], ...]  # (trace id, why)
+
+
+def from_traces(
+    store: Store,
+    selection: Selection,
+    out: Path,
+    *,
+    prefix: str = "tr",
+    skip_bad: bool = False,
+    say: Callable[[str], None] = lambda line: None,
+) -> Outcome:
+    """Record the selected traces as a domain directory plus `cases.jsonl` at `out`."""
+    ids = select_traces(store, selection)
+    if not ids:
+        raise UserError("no stored trace matches the selection; see `traceladder sql 'SELECT * FROM traces'`")
+    exchanges = read_exchanges(store, ids)
+    calls = raw_calls_by_trace(read_call_table(store, ids))
+    definitions = read_definitions(store, ids)
+    recorded = [
+        Recorded(
+            t, exchanges[t].instruction if t in exchanges else None, calls.get(t, ()), definitions.get(t, [])
+        )
+        for t in ids
+    ]
+    tools = _tools(recorded)
+    validators = {name: compile_validator(tool["function"]["parameters"]) for name, tool in tools.items()}
+    cases: list[SuiteCase] = []
+    skipped: list[tuple[str, str]] = []
+    seen: dict[str, str] = {}
+    for trace in recorded:
+        why = _unusable(trace, validators, seen)
+        if why:
+            if not skip_bad:
+                raise UserError(
+                    f"trace {trace.trace_id}: {why}; nothing written (--skip-bad skips such traces)"
+                )
+            say(f"skipped trace {trace.trace_id}: {why}")
+            skipped.append((trace.trace_id, why))
+            continue
+        assert trace.instruction is not None
+        seen[trace.instruction.strip().casefold()] = trace.trace_id
+        cases.append(_case(trace))
+    if not cases:
+        raise UserError(f"none of the {len(recorded)} selected traces can be a case; nothing written")
+    suite = RecordedSuite(
+        prefix=prefix,
+        tools=[tools[name] for name in sorted(tools)],
+        cases=cases,
+        responses=_responses([t for t in recorded if t.trace_id not in dict(skipped)]),
+        id_fields=sorted(_id_fields(cases)),
+    )
+    write_domain(suite, out)
+    per_dimension: dict[str, int] = {}
+    for case in cases:
+        per_dimension[case.dimension] = per_dimension.get(case.dimension, 0) + 1
+    return Outcome(out, len(cases), per_dimension, len(tools), len(suite.responses), tuple(skipped))
+
+
+def _tools(recorded: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
+    """Tool name → its OpenAI definition, from what the traces captured. One tool defined two
+    ways (a schema changed between deploys) is an error: a suite replays one version."""
+    tools: dict[str, dict[str, Any]] = {}
+    source: dict[str, str] = {}
+    for trace in recorded:
+        for name, description, parameters in trace.definitions:
+            if parameters is None:
+                continue  # a name without a schema defines nothing a call can be checked against
+            try:
+                schema = json.loads(parameters)
+                Draft202012Validator.check_schema(schema)
+            except (ValueError, RecursionError):
+                raise UserError(f"trace {trace.trace_id}: the definition of {name} is not JSON") from None
+            except SchemaError as exc:
+                raise UserError(
+                    f"trace {trace.trace_id}: the definition of {name} is not JSON Schema: {exc.message}"
+                ) from None
+            function: dict[str, Any] = {"name": name}
+            if description:
+                function["description"] = description
+            function["parameters"] = schema
+            tool = {"type": "function", "function": function}
+            if name in tools and tools[name]["function"]["parameters"] != schema:
+                raise UserError(
+                    f"tool {name} has two definitions (traces {source[name]} and {trace.trace_id}); "
+                    "record one version's traces (--version)"
+                )
+            tools.setdefault(name, tool)
+            source.setdefault(name, trace.trace_id)
+    return tools
+
+
+def _unusable(trace: Recorded, validators: dict[str, Draft202012Validator], seen: dict[str, str]) -> str:
+    """Why a trace cannot be a case ("" when it can)."""
+    if not (trace.instruction and trace.instruction.strip()):
+        return "no user request recorded (the instruction of the case)"
+    earlier = seen.get(trace.instruction.strip().casefold())
+    if earlier:
+        return f"the same user request as trace {earlier} (a suite's instructions are unique)"
+    for tool, raw, _, _, ordinal in trace.calls:
+        if tool not in validators:
+            return f"call {ordinal} uses {tool}, which no selected trace recorded a definition of"
+        arguments = _object(raw)
+        if arguments is None:
+            shown = (raw or "")[:80]
+            return f"call {ordinal} {tool}: its arguments are not a JSON object ({shown!r})"
+        errors = sorted(validators[tool].iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if errors:
+            return f"call {ordinal} {tool}: its arguments do not fit the definition: {errors[0].message}"
+    return ""
+
+
+def _object(raw: str | None) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw) if raw is not None and raw.strip() else {}
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _case(trace: Recorded) -> SuiteCase:
+    calls = [(tool, _object(raw) or {}) for tool, raw, _, _, _ in trace.calls]
+    dimension = DIMENSION_OF.get(len(calls), "D3")
+    return SuiteCase(
+        trace_id=trace.trace_id,
+        dimension=dimension,
+        instruction=trace.instruction or "",
+        notes=f"recorded from trace {trace.trace_id}; {dimension} " + NOTES[dimension].format(n=len(calls)),
+        calls=[_GoldenCall(tool, params) for tool, params in calls],
+        order_sensitive=_dependent(trace),
+    )
+
+
+@dataclass(frozen=True)
+class _GoldenCall:
+    tool: str
+    params: dict[str, Any]
+
+
+def _dependent(trace: Recorded) -> bool:
+    """Whether a call sends a value an earlier call's result returned and the request did not
+    name: then the order is part of the behaviour (a confirmation carries its request's id)."""
+    instruction = trace.instruction or ""
+    results: list[str] = []
+    for _, raw, _, result, _ in trace.calls:
+        for value in _leaves(_object(raw) or {}):
+            if len(value) >= _MIN_LINK and value not in instruction and any(value in r for r in results):
+                return True
+        if result:
+            results.append(result)
+    return False
+
+
+def _leaves(value: Any) -> list[str]:
+    """Every string and number in a value, as text."""
+    if isinstance(value, dict):
+        return [leaf for child in value.values() for leaf in _leaves(child)]
+    if isinstance(value, list):
+        return [leaf for child in value for leaf in _leaves(child)]
+    if isinstance(value, bool) or value is None:
+        return []
+    return [value if isinstance(value, str) else json.dumps(value)]
+
+
+def _responses(recorded: Sequence[Recorded]) -> list[dict[str, Any]]:
+    """Recorded results in trace order. A result identical to the last one recorded for the same
+    call is not repeated; a different one is kept, and replay serves them in this order."""
+    lines: list[dict[str, Any]] = []
+    last: dict[tuple[str, str], tuple[str, bool]] = {}
+    for trace in recorded:
+        for tool, raw, ok, result, _ in trace.calls:
+            if result is None:
+                continue  # the trace saw the call but not what it returned: nothing to replay
+            key = replay_key(tool, raw or "")
+            if last.get(key) == (result, ok):
+                continue
+            last[key] = (result, ok)
+            arguments = _object(raw)
+            line: dict[str, Any] = {"tool": tool}
+            line.update({"arguments": arguments} if arguments is not None else {"arguments_raw": raw or ""})
+            line.update({"result": result, "ok": ok, "trace": trace.trace_id})
+            lines.append(line)
+    return lines
+
+
+def _id_fields(cases: Sequence[SuiteCase]) -> set[str]:
+    """Argument names ending in `_id` whose values are strings: fixture-backed, so a model that
+    invents one the recording never saw gets PARAM_HALLUCINATED_ID. Curate in domain.toml."""
+    names: set[str] = set()
+    for case in cases:
+        for call in case.calls:
+            _collect_ids(call.params, names)
+    return names
+
+
+def _collect_ids(value: Any, names: set[str]) -> None:
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if key.endswith("_id") and isinstance(child, str):
+                names.add(key)
+            _collect_ids(child, names)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_ids(item, names)
