@@ -131,7 +131,10 @@ class Store:
     def memory_limit(self, limit: str) -> Iterator[None]:
         """DuckDB's memory limit set to `limit` (a size such as "256MB") meanwhile, then restored:
         a long bulk pass spills and evicts cached blocks instead of growing with the file
-        (decision 101)."""
+        (decision 101). Not for an in-memory store: its tables live in that memory."""
+        if str(self.path) == ":memory:":
+            yield
+            return
         with self.lock:
             before = self.conn.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
             self.conn.execute(f"SET memory_limit = '{limit}'")
