@@ -30,7 +30,7 @@ from traceladder.storage.results import ResultTables, append_result_batches
 BATCH_TRACES = 20_000  # traces read, judged and written together (decision 100)
 # DuckDB's share while evaluating: enough for a batch's queries; it evicts cached blocks of the
 # store file instead of keeping them, so its memory does not grow with the store (decision 101)
-DUCKDB_MEMORY = "128MB"
+DUCKDB_MEMORY = "64MB"
 
 
 @dataclass(frozen=True)
