@@ -9,7 +9,7 @@ none otherwise — rung 1 is then `not_evaluated` with the reason, never passed 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -88,12 +88,13 @@ def build_context(
     policies: PolicySet | None = None,
     sampling: Sampling = EVERYTHING,
     definition_sets: Mapping[str, Definitions] | None = None,
+    named: Iterable[str] = (),
 ) -> Context:
-    """Load every domain the units need. `domain` names the default for case-tagged traces that
-    name none, and the schemas for traces without a case; `cases_path` replaces the default
-    domain's shipped suite."""
+    """Load every domain the units need (and those in `named`: the domains units not at hand
+    name). `domain` names the default for case-tagged traces that name none, and the schemas for
+    traces without a case; `cases_path` replaces the default domain's shipped suite."""
     default = domain or DEFAULT_DOMAIN
-    names = {u.domain for u in units if u.domain} | {default}
+    names = {u.domain for u in units if u.domain} | set(named) | {default}
     domains: dict[str, DomainContext] = {}
     for name in sorted(names):
         d = load_domain(name)

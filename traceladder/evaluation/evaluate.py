@@ -9,27 +9,29 @@ its calls — the same fold judges both, and what ran is visible per rung.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
 
 import duckdb
+import pyarrow as pa
 
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
-from traceladder.evaluation.pool import Judges, paused_gc
+from traceladder.evaluation.pool import Batch, Judges, paused_gc
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
-from traceladder.storage.db import Store, trace_id_table
+from traceladder.storage.db import Store
 from traceladder.storage.judgments import forget_judgments
-from traceladder.storage.readers import read_call_table, read_definition_sets, read_units
-from traceladder.storage.results import ResultTables, write_result_batches
+from traceladder.storage.readers import UnitRow, read_call_table, read_definition_sets, read_units, unit_index
+from traceladder.storage.results import ResultTables, append_result_batches
 from traceladder.storage.sampling_log import record_sampling
 
-BATCH_TRACES = 20_000
-T = TypeVar("T")
+BATCH_TRACES = 20_000  # traces read, judged and written together (decision 100)
+# DuckDB's share while evaluating: enough for a batch's queries; it evicts cached blocks of the
+# store file instead of keeping them, so its memory does not grow with the store (decision 101)
+DUCKDB_MEMORY = "64MB"
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,6 @@ class EvaluationSummary:
     runs: tuple[str, ...]
     verdicts: Mapping[str, int]
     judge: PhaseResult | None = None  # what the judge phase did, when a judge is configured
-
-
-def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def evaluate_store(
@@ -72,49 +69,86 @@ def evaluate_store(
     sharded evaluation's client): the code rungs' results are recorded under its tag, the traces
     they pass left for it.
     """
-    units = read_units(store, run_id, trace_ids)
-    if run_id and not units:
-        raise UserError(f"no traces of run {run_id} in {store.path}")
-    sampled = [u for u in units if live.sampling.keeps(u.trace_id, u.error)]
-    ctx = build_context(
-        units, ladder or Ladder(), domain=domain, cases_path=cases_path,
-        tools_file=live.tools, policies=live.policies, sampling=live.sampling,
-        definition_sets=read_definition_sets(store, (u.definitions for u in sampled if u.definitions)),
-    )  # fmt: skip
-    if judge is not None or judge_tag:
-        tag = judge.tag if judge is not None else judge_tag or ""
-        ctx = replace(ctx, judge_configured=True, judge_tag=tag)
-    units = sampled
-    verdicts: Counter[str] = Counter()
+    with store.memory_limit(DUCKDB_MEMORY):
+        ids, named = unit_index(store, run_id, trace_ids)
+        if run_id and not len(ids):
+            raise UserError(f"no traces of run {run_id} in {store.path}")
+        ctx = build_context(
+            (), ladder or Ladder(), domain=domain, cases_path=cases_path, named=named,
+            tools_file=live.tools, policies=live.policies, sampling=live.sampling,
+        )  # fmt: skip
+        if judge is not None or judge_tag:
+            tag = judge.tag if judge is not None else judge_tag or ""
+            ctx = replace(ctx, judge_configured=True, judge_tag=tag)
+        run = _Pass(store, ids, run_id, live, keep_units=judge is not None, after=after)
+        with paused_gc(), Judges(ctx, workers=workers) as judges:
+            # Each batch is written, in a transaction of its own, while the next one is read and
+            # (on workers) judged: memory holds about two batches, whatever the size of the store
+            # (decision 100). With a judge, the survivors of every batch must be known first: the
+            # first pass is kept, then rung 5 runs, then the batches are written.
+            stream: Iterable[tuple[ResultTables, bool]] = judges.stream(run.read())
+            if judge is not None:
+                first = [tables for tables, _ in stream]
+                survivors = SurvivorInputs.read(store, run.units, first, definitions=True)
+                judged_ctx = replace(ctx, definition_sets=survivors.definition_sets)
+                tables, run.phase = judge_pass(store, survivors, judged_ctx, first, judge, workers=workers)
+                stream = ((t, k == len(tables) - 1) for k, t in enumerate(tables))
+            append_result_batches(store, stream, each=run.each, last=run.finish)
+        return run.summary()
 
-    def counted(stream: Iterator[ResultTables]) -> Iterator[ResultTables]:
-        for tables in stream:
-            verdicts.update(tables.traces.column("verdict").to_pylist())
-            yield tables
 
-    with paused_gc(), Judges(ctx, workers=workers) as judges:
-        for chunk in batches(units, BATCH_TRACES):
-            judges.submit(list(chunk), read_call_table(store, [u.trace_id for u in chunk]))
-        # Each batch is written while the workers judge the next ones; one transaction, so a
-        # reader sees all old results or all new ones. With a judge, the survivors of every batch
-        # must be known first: the batches are kept, then written.
-        stream: Iterator[ResultTables] = judges.results()
-        phase = None
-        if judge is not None:
-            first = list(stream)
-            survivors = SurvivorInputs.read(store, units, first)
-            tables, phase = judge_pass(store, survivors, ctx, first, judge, workers=workers)
-            stream = iter(tables)
-        runs = tuple(sorted({u.run_id for u in units if u.run_id}))
-        summary = EvaluationSummary(len(units), runs, verdicts, phase)
+class _Pass:
+    """One evaluation's reading and bookkeeping: the units a batch at a time, the verdicts and
+    runs seen, and what each batch's transaction and the last one also write."""
 
-        def finish(conn: duckdb.DuckDBPyConnection) -> None:
-            judged = phase.judged_traces if phase is not None else ()
-            forget_judgments(conn, trace_id_table([u.trace_id for u in units]), judged)
-            if not live.sampling.everything:  # so rates computed later know what a trace stands for
-                record_sampling(conn, "evaluate", live.sampling.rate, live.sampling.keep_errors)
-            if after is not None:
-                after(conn, summary)
+    def __init__(
+        self,
+        store: Store,
+        ids: pa.Array,
+        run_id: str | None,
+        live: LiveOptions,
+        *,
+        keep_units: bool,
+        after: Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None] | None,
+    ) -> None:
+        self.store, self.ids, self.run_id, self.live, self.after = store, ids, run_id, live, after
+        self.keep_units = keep_units
+        self.units: list[UnitRow] = []  # with a judge: every unit, for its survivors
+        self.count = 0
+        self.runs: set[str] = set()
+        self.verdicts: Counter[str] = Counter()
+        self.phase: PhaseResult | None = None
 
-        write_result_batches(store, counted(stream), after=finish)
-    return EvaluationSummary(summary.units, summary.runs, dict(verdicts), phase)
+    def read(self) -> Iterator[tuple[Batch, bool]]:
+        """The sampled units a batch at a time, each with its calls and captured tool
+        definitions, and whether it is the last."""
+        store, ids = self.store, self.ids
+        for start in range(0, len(ids), BATCH_TRACES):
+            units = read_units(store, self.run_id, ids[start : start + BATCH_TRACES])
+            units = [u for u in units if self.live.sampling.keeps(u.trace_id, u.error)]
+            if not units:
+                continue
+            self.count += len(units)
+            self.runs.update(u.run_id for u in units if u.run_id)
+            if self.keep_units:
+                self.units.extend(units)
+            calls = read_call_table(store, [u.trace_id for u in units])
+            sets = read_definition_sets(store, (u.definitions for u in units if u.definitions))
+            yield (units, calls, sets), start + BATCH_TRACES >= len(ids)
+
+    def summary(self) -> EvaluationSummary:
+        return EvaluationSummary(self.count, tuple(sorted(self.runs)), dict(self.verdicts), self.phase)
+
+    def each(self, conn: duckdb.DuckDBPyConnection, tables: ResultTables) -> None:
+        """In every batch's transaction: its verdicts counted, stale judgments of its traces dropped."""
+        self.verdicts.update(tables.traces.column("verdict").to_pylist())
+        kept = self.phase.judged_traces if self.phase is not None else ()
+        forget_judgments(conn, tables.traces.select(["trace_id"]), kept)
+
+    def finish(self, conn: duckdb.DuckDBPyConnection) -> None:
+        """In the last batch's transaction: the sampling rule, and the caller's `after`."""
+        sampling = self.live.sampling
+        if not sampling.everything:  # so rates computed later know what a trace stands for
+            record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)
+        if self.after is not None:
+            self.after(conn, self.summary())

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from dataclasses import replace
 from multiprocessing import get_context
 from typing import Any
 
@@ -27,7 +29,7 @@ from traceladder.evaluation.assemble import (
     raw_calls_by_trace,
 )
 from traceladder.evaluation.rows import RowBuilder
-from traceladder.storage.readers import UnitRow
+from traceladder.storage.readers import Definitions, UnitRow
 from traceladder.storage.results import ResultTables
 
 PARALLEL_MIN_TRACES = 10_000  # per batch; below this, starting workers costs more than it saves
@@ -85,6 +87,12 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+# A batch's captured tool-definition sets (digest → definitions), sent with the batch, or None to
+# use the context's own: an evaluation reads them a batch at a time, never the whole store's.
+DefinitionSets = Mapping[str, Definitions] | None
+Batch = tuple[list[UnitRow], pa.Table, DefinitionSets]  # units, their calls, their definition sets
+
+
 _worker_context: dict[str, Context] = {}
 
 
@@ -93,8 +101,12 @@ def _init_worker(ctx: Context) -> None:
     _worker_context["ctx"] = ctx
 
 
-def _work(units: Sequence[UnitRow], call_table: pa.Table) -> ResultTables:
-    return judge_batch(units, call_table, _worker_context["ctx"])
+def _work(units: Sequence[UnitRow], call_table: pa.Table, definition_sets: DefinitionSets) -> ResultTables:
+    return judge_batch(units, call_table, _with_definitions(_worker_context["ctx"], definition_sets))
+
+
+def _with_definitions(ctx: Context, definition_sets: DefinitionSets) -> Context:
+    return ctx if definition_sets is None else replace(ctx, definition_sets=definition_sets)
 
 
 class Judges:
@@ -106,14 +118,20 @@ class Judges:
         self.ctx, self.min_parallel = ctx, min_parallel
         self.workers = workers if workers is not None else min(free_cores(), 4)
         self._pool: ProcessPoolExecutor | None = None
-        # Futures of worker tasks, or the arguments of an in-process batch judged when its result
-        # is asked for (so in-process results stream too, one batch in memory at a time).
-        self._pending: list[Future[ResultTables] | tuple[list[UnitRow], pa.Table]] = []
+        # Per pending part: the batch it belongs to, and the future of its worker task or the
+        # arguments of an in-process batch, judged when its result is asked for (so in-process
+        # results stream too, one batch in memory at a time).
+        self._pending: deque[tuple[int, Future[ResultTables] | Batch]] = deque()
+        self._submitted = 0
 
-    def submit(self, units: list[UnitRow], call_table: pa.Table) -> None:
+    def submit(
+        self, units: list[UnitRow], call_table: pa.Table, definition_sets: DefinitionSets = None
+    ) -> None:
         """Judge these units; results come back in submission order."""
+        self._submitted += 1
+        batch = self._submitted
         if self.workers <= 1 or len(units) < self.min_parallel:
-            self._pending.append((units, call_table))
+            self._pending.append((batch, (units, call_table, definition_sets)))
             return
         if self._pool is None:
             # spawn, not fork: the parent holds a DuckDB connection and exporter threads.
@@ -124,15 +142,44 @@ class Judges:
         trace_ids = pa.array([u.trace_id for u in units])
         for start in range(0, len(units), step):
             mask = pc.is_in(call_table.column("trace_id"), value_set=trace_ids[start : start + step])
-            self._pending.append(
-                self._pool.submit(_work, units[start : start + step], call_table.filter(mask))
+            future = self._pool.submit(
+                _work, units[start : start + step], call_table.filter(mask), definition_sets
             )
+            self._pending.append((batch, future))
+
+    def _next(self) -> ResultTables:
+        _, item = self._pending.popleft()
+        if isinstance(item, Future):
+            return item.result()
+        units, call_table, definition_sets = item
+        return judge_batch(units, call_table, _with_definitions(self.ctx, definition_sets))
 
     def results(self) -> Iterator[ResultTables]:
         """Each batch's tables in submission order, as soon as it is judged."""
         while self._pending:
-            item = self._pending.pop(0)
-            yield item.result() if isinstance(item, Future) else judge_batch(item[0], item[1], self.ctx)
+            yield self._next()
+
+    def stream(self, batches: Iterable[tuple[Batch, bool]]) -> Iterator[tuple[ResultTables, bool]]:
+        """Judge `(batch, is_last)` in order, reading each when it is needed: yields every part's
+        tables and whether it is the last part of the last batch. Bounded: in this process one
+        batch at a time; on workers the next batch is judged while the current one's tables are
+        handed out, never more (decision 100)."""
+        source = iter(batches)
+        final = 0  # the number of the batch flagged last
+        while True:
+            # on workers, one batch ahead: they judge it while this process writes
+            while len({b for b, _ in self._pending}) < (2 if self._pool is not None else 1):
+                upcoming = next(source, None)
+                if upcoming is None:
+                    break
+                self.submit(*upcoming[0])
+                if upcoming[1]:
+                    final = self._submitted
+            if not self._pending:
+                return
+            batch = self._pending[0][0]
+            tables = self._next()
+            yield tables, batch == final and not any(b == batch for b, _ in self._pending)
 
     def __enter__(self) -> Judges:
         return self

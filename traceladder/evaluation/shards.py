@@ -16,6 +16,7 @@ running it again changes nothing but `evaluated_at`.
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.ipc
 
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
@@ -177,7 +179,16 @@ def evaluate_source(
 
     same_store = isinstance(source, StoreSource) and source.path.resolve() == db.resolve()
     tables: list[ResultTables] = []
-    if judge is not None or same_store:
+    if same_store and judge is None:
+        # Workers open the store read-only, which DuckDB refuses while this process holds it for
+        # writing: every shard's tables wait on disk, not in memory, until all came back.
+        with open_store(db):
+            pass  # fold what a receiver acknowledged, so the shards see it
+        with tempfile.TemporaryDirectory(prefix="traceladder-shards-") as spill:
+            parked = [_park(Path(spill) / str(k), t) for k, t in enumerate(stream())]
+            with open_store(db) as store:
+                write_result_batches(store, (_unpark(p) for p in parked), after=finish)
+    elif judge is not None:
         # Collect first, then write. With a judge: the survivors of every shard must be known. When
         # the source is the results store: workers open it read-only, which DuckDB refuses while
         # this process holds it for writing.
@@ -197,6 +208,23 @@ def evaluate_source(
         verdicts = Counter(v for t in tables for v in t.traces.column("verdict").to_pylist())
     summary = EvaluationSummary(len(collector.traces), tuple(sorted(collector.runs)), dict(verdicts), phase)
     return summary, collector.spans
+
+
+def _park(path: Path, tables: ResultTables) -> Path:
+    """One shard's tables into Arrow IPC files under `path` (read back by `_unpark`)."""
+    path.mkdir()
+    for name, table in (("traces", tables.traces), ("rungs", tables.rungs), ("findings", tables.findings)):
+        with pa.OSFile(str(path / name), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+    return path
+
+
+def _unpark(path: Path) -> ResultTables:
+    def read(name: str) -> pa.Table:
+        with pa.memory_map(str(path / name)) as source:
+            return pa.ipc.open_file(source).read_all()
+
+    return ResultTables(read("traces"), read("rungs"), read("findings"))
 
 
 def _judge_here(

@@ -30,6 +30,8 @@ from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA
 
 MANIFEST = "_traceladder.json"
 LAYOUT = "traceladder.spans/1"
+# DuckDB's share while exporting: the COPY streams spans, so the store's size does not matter
+EXPORT_MEMORY = "256MB"
 
 
 def _quote(text: str) -> str:
@@ -44,13 +46,16 @@ def export_parquet(store: Store, out: Path, shards: int) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     cols = ", ".join(SPAN_COLUMNS)
     shard = duckdb_shard("trace_id", shards)
-    day = "strftime(make_timestamp(min(start_ns) OVER (PARTITION BY trace_id) // 1000), '%Y-%m-%d')"
-    with store.lock:
+    # The trace's day by a join with one small row per trace, not a window over the spans: a
+    # window holds every span (attributes and all) in memory at once; the join streams them.
+    day = "strftime(make_timestamp(min(start_ns) // 1000), '%Y-%m-%d')"
+    days = f"(SELECT trace_id, {day} AS date FROM spans GROUP BY trace_id) d"
+    with store.memory_limit(EXPORT_MEMORY), store.lock:
         spans = store.conn.execute("SELECT count(*), count(DISTINCT trace_id) FROM spans").fetchone()
         assert spans is not None
         if spans[0]:
             store.conn.execute(
-                f"COPY (SELECT {cols}, {day} AS date, {shard} AS shard FROM spans) "
+                f"COPY (SELECT {cols}, d.date, {shard} AS shard FROM spans JOIN {days} USING (trace_id)) "
                 f"TO {_quote(str(out))} (FORMAT parquet, PARTITION_BY (date, shard), "
                 "FILENAME_PATTERN 'part-{uuid}', COMPRESSION zstd)"
             )

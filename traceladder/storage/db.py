@@ -130,6 +130,23 @@ class Store:
                 self.conn.unregister(name)
 
     @contextmanager
+    def memory_limit(self, limit: str) -> Iterator[None]:
+        """DuckDB's memory limit set to `limit` (a size such as "256MB") meanwhile, then restored:
+        a long bulk pass spills and evicts cached blocks instead of growing with the file
+        (decision 101). Not for an in-memory store: its tables live in that memory."""
+        if str(self.path) == ":memory:":
+            yield
+            return
+        with self.lock:
+            before = self.conn.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
+            self.conn.execute(f"SET memory_limit = '{limit}'")
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.conn.execute(f"SET memory_limit = '{before}'")
+
+    @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with self.lock:
             self.conn.execute("BEGIN TRANSACTION")
@@ -274,8 +291,10 @@ def _open_reader(path: Path, say: Callable[[str], None]) -> Store:
     return store
 
 
-def trace_id_table(trace_ids: Iterable[str]) -> pa.Table:
+def trace_id_table(trace_ids: Iterable[str] | pa.Array | pa.ChunkedArray) -> pa.Table:
     """A one-column `trace_id` table, to register for a set-based query."""
     import pyarrow as pa
 
+    if isinstance(trace_ids, pa.Array | pa.ChunkedArray):  # already Arrow: no copy through Python
+        return pa.table({"trace_id": trace_ids.cast(pa.string())})
     return pa.table({"trace_id": pa.array(list(trace_ids), pa.string())})

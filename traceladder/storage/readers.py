@@ -139,7 +139,7 @@ def unit_order(unit: UnitRow) -> tuple[Any, ...]:
 
 
 def read_units(
-    store: Store, run_id: str | None = None, trace_ids: Sequence[str] | None = None
+    store: Store, run_id: str | None = None, trace_ids: Sequence[str] | pa.Array | None = None
 ) -> list[UnitRow]:
     """The judging units of the store, of one run, or of exactly these traces."""
     if trace_ids is None:
@@ -149,6 +149,24 @@ def read_units(
     with store.registered("only_traces", trace_id_table(trace_ids)) as conn:
         rows = conn.execute(_UNITS.format(only=only, key=_DEFINITIONS_KEY), {"run": run_id}).fetchall()
     return [_unit(row) for row in rows]
+
+
+def unit_index(
+    store: Store, run_id: str | None = None, trace_ids: Sequence[str] | None = None
+) -> tuple[pa.Array, list[str]]:
+    """The judging units' trace ids in `read_units` order, and the domains they name: what an
+    evaluation holds for the whole store (~36 bytes a trace), so it can read the units themselves
+    a batch at a time (`read_units(store, run_id, ids[a:b])`, which keeps that order)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sql = f"SELECT trace_id, domain FROM ({_UNITS.format(only='{only}', key=_DEFINITIONS_KEY)})"
+    only = "SEMI JOIN only_traces o ON o.trace_id = spans.trace_id" if trace_ids is not None else ""
+    with store.registered("only_traces", trace_id_table(trace_ids or ())) as conn:
+        table = conn.sql(sql.format(only=only), params={"run": run_id}).to_arrow_table()
+    ids = table.column("trace_id").combine_chunks() if table.num_rows else pa.array([], pa.string())
+    domains = sorted(d for d in pc.unique(table.column("domain")).to_pylist() if d is not None)
+    return ids, domains
 
 
 def read_definition_sets(store: Store, keys: Iterable[str]) -> dict[str, Definitions]:

@@ -2,7 +2,9 @@
 the ladder: the evaluation layer builds tables with these schemas and hands them over.
 
 `write_results` replaces the results of exactly the traces it is given, in one transaction, as
-Arrow batches (never row by row): re-evaluating replaces, never duplicates.
+Arrow batches (never row by row): re-evaluating replaces, never duplicates. An evaluation appends
+batch by batch, a transaction each (`append_result_batches`, decision 100); a sharded one writes
+all its shards in one (`write_result_batches`).
 """
 
 from __future__ import annotations
@@ -83,6 +85,34 @@ def write_results(store: Store, tables: ResultTables) -> None:
     write_result_batches(store, [tables])
 
 
+def append_result_batches(
+    store: Store,
+    batches: Iterable[tuple[ResultTables, bool]],
+    each: Callable[[duckdb.DuckDBPyConnection, ResultTables], None] | None = None,
+    last: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+) -> int:
+    """Write each batch — `(tables, is_last)` — in a transaction of its own as it arrives, each
+    replacing the results of its own traces: an interrupted evaluation keeps every batch it
+    finished, and holds only the batch being written. `each` runs in every batch's transaction,
+    `last` in the last batch's (in one of its own when there is no batch): what must commit with
+    the final results. Returns the number of traces written."""
+    written = 0
+    finished = False
+    for tables, is_last in batches:
+        with store.transaction() as conn:
+            replace_results(conn, tables)
+            if each is not None:
+                each(conn, tables)
+            if is_last and last is not None:
+                last(conn)
+        written += tables.traces.num_rows
+        finished = finished or is_last
+    if not finished and last is not None:
+        with store.transaction() as conn:
+            last(conn)
+    return written
+
+
 def write_result_batches(
     store: Store,
     batches: Iterable[ResultTables],
@@ -95,14 +125,15 @@ def write_result_batches(
     written = 0
     with store.transaction() as conn:
         for tables in batches:
-            _replace(conn, tables)
+            replace_results(conn, tables)
             written += tables.traces.num_rows
         if after is not None:
             after(conn)
     return written
 
 
-def _replace(conn: duckdb.DuckDBPyConnection, tables: ResultTables) -> None:
+def replace_results(conn: duckdb.DuckDBPyConnection, tables: ResultTables) -> None:
+    """Inside a transaction: the results of the traces in `tables.traces` become these rows."""
     batches = {"trace_results": tables.traces, "rung_results": tables.rungs, "findings": tables.findings}
     conn.register("judged_traces", tables.traces.select(["trace_id"]))
     try:

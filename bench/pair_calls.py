@@ -1,0 +1,122 @@
+"""Pairing cost: `pair_calls` in µs per pair (one trace's actual calls against its case's expected
+calls), on the suite-shaped workload of bench/workload.py, next to the previous version of
+`pair_calls` (the general path alone: every same-name pair compared, the optimal assignment, the
+ordered DP — copied below as it was) on the same pairs, in one run, with the ratio.
+
+Each pair's arguments are compared afresh (no diff cache across repetitions); each call's schema
+validity (the retail domain's validators) is computed once beforehand, as rung 1 has already
+judged it by the time rung 2 pairs. Both versions must give identical pairings;
+the script checks that before timing.
+
+    python bench/pair_calls.py [--pairs 10000] [--repeat 5]
+    python bench/pair_calls.py --smoke      # a few pairs, seconds: checks the script still runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
+
+from traceladder.cases import load_cases
+from traceladder.domain.retail import load_retail_domain
+from traceladder.evaluators.analysis import compiled_expected
+from traceladder.evaluators.assignment import max_weight_assignment
+from traceladder.evaluators.matching import CompiledExpected, Pairing, _best_ordered, pair_calls
+from traceladder.evaluators.schema import SchemaRegistry
+from traceladder.evaluators.types import ArgDiff, Call
+
+
+def previous_pair_calls(
+    actual: Sequence[Call],
+    expected: Sequence[CompiledExpected],
+    *,
+    valid: Callable[[int], bool] = lambda j: True,
+    compare: Callable[[int, int], tuple[ArgDiff, ...]] | None = None,
+) -> Pairing:
+    """`pair_calls` before the in-order fast path (traceladder 3.0.0, verbatim but for typing)."""
+    compiled = list(expected)
+
+    def compared(i: int, j: int) -> tuple[ArgDiff, ...]:
+        return compare(i, j) if compare else compiled[i].diffs(actual[j])
+
+    diffs = [
+        [compared(i, j) if e.name == a.name else None for j, a in enumerate(actual)]
+        for i, e in enumerate(compiled)
+    ]
+    weights = [
+        [0.0 if d is None else (2.0 if not d and valid(j) else 1.0) for j, d in enumerate(row)]
+        for row in diffs
+    ]
+    best = max_weight_assignment(weights)
+    if len(compiled) <= 1:
+        chosen, respected = best, True
+    else:
+        total = sum(weights[i][j] for i, j in best)
+        ordered = _best_ordered(weights)
+        respected = sum(weights[i][j] for i, j in ordered) == total
+        chosen = ordered if respected else best
+    full = tuple((i, j) for i, j in chosen if weights[i][j] == 2.0)
+    partial = tuple((i, j, diffs[i][j] or ()) for i, j in chosen if weights[i][j] == 1.0)
+    return Pairing(full, partial, respected)
+
+
+def workload(n: int, seed: int = 7) -> list[tuple[tuple[Call, ...], tuple[CompiledExpected, ...]]]:
+    rng = random.Random(seed)
+    cases = [c for c in load_cases() if c.calls]
+    pairs = []
+    for _ in range(n):
+        case = rng.choice(cases)
+        calls = []
+        for ordinal, tool, raw, _result in suite_calls(case, rng):
+            try:
+                arguments, parsed = json.loads(raw), True
+            except ValueError:
+                arguments, parsed = None, False
+            calls.append(Call(tool, arguments, raw, True, None, ordinal, parsed))
+        pairs.append((tuple(calls), compiled_expected(case)))
+    return pairs
+
+
+def timed(fn: Callable, pairs: list, validity: list[list[bool]], repeat: int) -> float:
+    """Best µs per pair over `repeat` passes."""
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        for (actual, expected), flags in zip(pairs, validity, strict=True):
+            fn(actual, expected, valid=flags.__getitem__)
+        best = min(best, time.perf_counter() - start)
+    return best / len(pairs) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pairs", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="a few pairs, one pass: the script runs")
+    args = parser.parse_args()
+    if args.smoke:
+        args.pairs, args.repeat = 200, 1
+    registry = SchemaRegistry(load_retail_domain().tool_schemas)
+    pairs = workload(args.pairs)
+    validity = [[registry.valid(c) for c in actual] for actual, _ in pairs]
+    for (actual, expected), flags in zip(pairs, validity, strict=True):  # identical, or no figure
+        valid = flags.__getitem__
+        assert pair_calls(actual, expected, valid=valid) == previous_pair_calls(actual, expected, valid=valid)
+    ours, previous = [], []
+    for _ in range(2):  # alternate, so a load change hits both
+        previous.append(timed(previous_pair_calls, pairs, validity, args.repeat))
+        ours.append(timed(pair_calls, pairs, validity, args.repeat))
+    mine, theirs = min(ours), min(previous)
+    print(f"pairs={len(pairs)} calls_per_pair={sum(len(a) for a, _ in pairs) / len(pairs):.1f}")
+    print(f"pair_calls_us_per_pair={mine:.1f} previous_version_us={theirs:.1f} speedup={theirs / mine:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""A store of many suite-shaped traces, built in bulk: a few hundred distinct traces are drawn in
+Python (the retail cases' golden calls, perturbed as in bench/workload.py), then replicated in SQL
+under fresh trace ids — 200k traces in seconds, so a test can measure how `evaluate` scales with
+the store rather than how fast Python writes rows."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pyarrow as pa
+
+from traceladder.cases import load_cases
+from traceladder.storage import Store
+
+READS = [("get_user", {"user_id": "U101"}), ("list_orders", {"user_id": "U102"}),
+         ("get_return_policy", {}), ("get_order", {"order_id": "W444"})]  # fmt: skip
+
+
+def _template(distinct: int, seed: int) -> tuple[pa.Table, pa.Table]:
+    rng = random.Random(seed)
+    cases = [c for c in load_cases() if c.calls]
+    roots: dict[str, list] = {"k": [], "attributes": []}
+    calls: dict[str, list] = {k: [] for k in ("k", "ordinal", "tool_name", "arguments_raw", "result")}
+    for k in range(distinct):
+        case = cases[k % len(cases)]
+        roots["k"].append(k)
+        roots["attributes"].append(
+            json.dumps({"gen_ai.operation.name": "invoke_agent", "traceladder.case.id": case.id,
+                        "traceladder.run.id": "bulk"})
+        )  # fmt: skip
+        sequence = [(c.tool, dict(c.params)) for c in case.calls]
+        while len(sequence) < 2 or (len(sequence) < 6 and rng.random() < 0.5):
+            sequence.insert(rng.randrange(len(sequence) + 1), rng.choice(READS))
+        for ordinal, (tool, args) in enumerate(sequence, 1):
+            roll = rng.random()
+            if roll < 0.15 and args:
+                key = rng.choice(list(args))
+                args = dict(args, **{key: f"X{rng.randrange(10_000)}"})
+            raw = json.dumps(args)
+            if roll > 0.97:
+                raw = raw[:-1]  # invalid JSON
+            calls["k"].append(k)
+            calls["ordinal"].append(ordinal)
+            calls["tool_name"].append(tool)
+            calls["arguments_raw"].append(raw)
+            calls["result"].append('{"action_id": "ACT-001"}' if tool.startswith("request_") else "{}")
+    return pa.table(roots), pa.table(calls)
+
+
+def bulk_store(path: Path, traces: int, *, distinct: int = 500, seed: int = 7) -> None:
+    """Create `path` holding `traces` case-tagged traces (one invoke_agent root span each, with
+    its tool calls), trace i a copy of template i mod `distinct` under its own trace id."""
+    roots, calls = _template(distinct, seed)
+    with Store(path) as store, store.transaction() as conn:
+        conn.register("tmpl_roots", roots)
+        conn.register("tmpl_calls", calls)
+        conn.execute(
+            f"""
+            INSERT INTO spans (trace_id, span_id, name, kind, start_ns, end_ns, status_code,
+                               attributes, events, resource, source, operation)
+            SELECT printf('%032x', r.i), printf('%016x', r.i), 'invoke_agent bulk', 'INTERNAL',
+                   r.i, r.i + 1, 'UNSET',
+                   t.attributes,
+                   '[]', '{{}}', 'bulk', 'invoke_agent'
+            FROM (SELECT range AS i FROM range({traces})) r JOIN tmpl_roots t ON t.k = r.i % {distinct}
+            """
+        )
+        conn.execute(
+            f"""
+            INSERT INTO tool_calls (trace_id, span_id, ordinal, tool_name, arguments_raw, arguments,
+                                    status, result)
+            SELECT printf('%032x', r.i), printf('%08x%08x', r.i, c.ordinal), c.ordinal, c.tool_name,
+                   c.arguments_raw, try_cast(c.arguments_raw AS JSON), 'ok', c.result
+            FROM (SELECT range AS i FROM range({traces})) r JOIN tmpl_calls c ON c.k = r.i % {distinct}
+            """
+        )
+        conn.unregister("tmpl_roots")
+        conn.unregister("tmpl_calls")

@@ -1,0 +1,102 @@
+"""Bounded memory (issue 24): `evaluate` reads, judges and writes a batch at a time, so the peak
+memory of the real CLI does not grow with the store — measured as the child's peak RSS
+(`os.wait4`) on stores of one batch and of ten, against what one batch costs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from bulk_store import bulk_store
+from conftest import ROOT
+
+from traceladder.evaluation.assemble import build_context
+from traceladder.evaluation.evaluate import BATCH_TRACES
+from traceladder.evaluation.pool import judge_batch
+from traceladder.evaluators.ladder import Ladder
+from traceladder.storage.db import Store
+from traceladder.storage.readers import read_call_table, read_units
+from traceladder.storage.results import ResultTables, append_result_batches
+
+
+def _peak_mb(db) -> float:
+    """Peak RSS of `traceladder evaluate --db DB` (the largest of it and its worker processes)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "traceladder", "evaluate", "--db", str(db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait
+    assert child.stderr is not None
+    assert child.returncode == 0, child.stderr.read().decode()
+    child.stderr.close()
+    return usage.ru_maxrss / 1024  # KiB on Linux
+
+
+def test_evaluate_peak_memory_does_not_grow_with_the_store(tmp_path):
+    sizes = {"tiny": 200, "one batch": BATCH_TRACES, "ten batches": 10 * BATCH_TRACES}
+    peaks = {}
+    for name, traces in sizes.items():
+        db = tmp_path / f"{traces}.duckdb"
+        bulk_store(db, traces)
+        peaks[name] = _peak_mb(db)
+        con = duckdb.connect(str(db), read_only=True)
+        judged = con.execute("SELECT count(*), count(DISTINCT verdict) FROM trace_results").fetchone()
+        con.close()
+        assert judged == (traces, 2)  # every trace judged (PASS and FAIL), once
+    a_batch = peaks["one batch"] - peaks["tiny"]
+    assert a_batch > 0, peaks
+    print(f"peak RSS MB: {peaks}")
+    assert peaks["ten batches"] - peaks["one batch"] < a_batch, peaks
+
+
+def test_an_interrupted_evaluation_keeps_every_batch_it_finished(tmp_path):
+    """The writer `evaluate` streams its batches into: one transaction per batch, so a stream that
+    stops (Ctrl-C here, while the third batch is being judged) leaves the two written batches, and
+    evaluating again replaces them trace by trace."""
+    db = tmp_path / "store.duckdb"
+    bulk_store(db, 30)
+    with Store(db) as store:
+        units = read_units(store)
+        ctx = build_context(units, Ladder())
+        tables = judge_batch(units, read_call_table(store, [u.trace_id for u in units]), ctx)
+        ids = [u.trace_id for u in units]
+
+        def part(chunk: list[str]) -> ResultTables:
+            keep = pa.array(chunk)
+
+            def only(t: pa.Table) -> pa.Table:
+                return t.filter(pc.is_in(t.column("trace_id"), value_set=keep))
+
+            return ResultTables(only(tables.traces), only(tables.rungs), only(tables.findings))
+
+        def interrupted():
+            yield part(ids[:10]), False
+            yield part(ids[10:20]), False
+            raise KeyboardInterrupt  # the third batch never comes
+
+        with pytest.raises(KeyboardInterrupt):
+            append_result_batches(store, interrupted())
+        kept = store.fetchall("SELECT trace_id FROM trace_results ORDER BY trace_id")
+        assert [t for (t,) in kept] == sorted(ids[:20])
+        rungs = store.fetchall("SELECT count(DISTINCT trace_id), count(*) FROM rung_results")
+        assert rungs == [(20, 20 * tables.rungs.num_rows // 30)]
+    done = subprocess.run(
+        [sys.executable, "-m", "traceladder", "evaluate", "--db", str(db)], capture_output=True, text=True,
+        cwd=ROOT, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM trace_results").fetchone() == (
+            30,
+            30,
+        )
+        assert con.execute("SELECT count(*) FROM rung_results").fetchone() == (tables.rungs.num_rows,)
+    finally:
+        con.close()
