@@ -29,9 +29,10 @@ from traceladder.storage.results import ResultTables, append_result_batches
 from traceladder.storage.sampling_log import record_sampling
 
 BATCH_TRACES = 20_000  # traces read, judged and written together (decision 100)
-# DuckDB's share while evaluating: enough for a batch's queries; it evicts cached blocks of the
+# DuckDB's share while evaluating: enough for a batch's queries over real spans (64 MB ran out on
+# two simulated runs with their chat histories); it evicts cached blocks of the
 # store file instead of keeping them, so its memory does not grow with the store (decision 101)
-DUCKDB_MEMORY = "64MB"
+DUCKDB_MEMORY = "256MB"
 
 
 @dataclass(frozen=True)
