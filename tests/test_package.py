@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -54,10 +55,21 @@ def lines(result: subprocess.CompletedProcess) -> dict[str, str]:
     return dict(line.split("=", 1) for line in result.stdout.splitlines() if re.match(r"^[a-z_]+=", line))
 
 
+def clean_source(target: Path) -> Path:
+    """What a build of a fresh clone reads, copied: the editable install leaves an egg-info in the
+    checkout, and setuptools carries its old file list into the package, which would hide a file
+    that no package-data pattern names."""
+    target.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, target / name)
+    shutil.copytree(PACKAGE, target / "traceladder", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return target
+
+
 def test_the_wheel_installed_outside_the_repository_runs_reports_and_selfchecks(tmp_path):
     build_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    dist = tmp_path / "dist"
-    built = sh(sys.executable, "-m", "build", "--outdir", dist, ROOT, cwd=tmp_path, env=build_env)
+    dist, source = tmp_path / "dist", clean_source(tmp_path / "source")
+    built = sh(sys.executable, "-m", "build", "--outdir", dist, source, cwd=tmp_path, env=build_env)
     assert built.returncode == 0, built.stderr[-3000:]
     # The deprecated `license` table made setuptools print pages of warnings on every install.
     assert "deprecated" not in built.stdout + built.stderr, built.stderr[-3000:]
