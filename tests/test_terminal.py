@@ -11,7 +11,6 @@ import unicodedata
 import pytest
 
 from tests.conftest import ROOT, cli, rows
-from traceladder.cli.progress import duration
 
 LINE = re.compile(r"^\[(\d+)/(\d+)\] (\S+) (.+) · eta (\S+)$")
 ETA = re.compile(r"^(\d+s|\d+m\d\ds|\d+h\d\dm)$")
@@ -67,6 +66,8 @@ def test_without_a_judge_a_pass_is_final_and_without_an_evaluation_the_line_says
 
 
 def test_the_estimate_reads_at_a_glance():
+    from traceladder.cli.progress import duration
+
     assert [duration(s) for s in (0, 0.4, 41, 59.6, 125, 3599, 3720)] == [
         "0s", "0s", "41s", "1m00s", "2m05s", "59m59s", "1h02m",
     ]  # fmt: skip
