@@ -1,18 +1,32 @@
-# Every target bootstraps .venv itself; the stamp makes a second run instant.
+# Every target bootstraps .venv itself and installs only what it needs; a stamp per install makes
+# a second run instant. `eval` needs the core (~360 MB); `test`, `check` and `bench` need the dev
+# extras (~1.4 GB: chdb, Playwright and Dask, whose tests run in CI too). The dev install is a
+# superset of the core, so it stamps both.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.installed-core
+DEV := $(VENV)/.installed-dev
 
 .PHONY: eval eval-fc test check bench clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	touch $(STAMP)
 
-eval: $(STAMP)
+$(CORE): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $(CORE)
+
+$(DEV): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(CORE) $(DEV)
+
+# The name every target used before the split: the full development install.
+$(VENV)/.installed: $(DEV)
+	touch $@
+
+eval: $(CORE)
 	$(BIN)/traceladder domain validate
 	$(BIN)/traceladder run $(if $(MODEL),--model $(MODEL)) $(if $(CASE),--case $(CASE))
 	$(BIN)/traceladder report --format html
@@ -31,7 +45,7 @@ FC_PY := $(PYTHON)
 FC_DEPS :=
 else
 FC_PY := $(BIN)/python
-FC_DEPS := $(STAMP)
+FC_DEPS := $(CORE)
 endif
 
 eval-fc: $(FC_DEPS)
@@ -51,17 +65,17 @@ eval-fc: $(FC_DEPS)
 # a plain `python -m pytest …` is unchanged (one process, no xdist flags).
 PYTEST_ARGS ?= -n auto --dist worksteal
 
-test: $(STAMP)
+test: $(DEV)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-check: $(STAMP)
+check: $(DEV)
 	$(BIN)/ruff check traceladder tests bench
 	$(BIN)/ruff format --check traceladder tests bench
 	$(BIN)/mypy traceladder
 
 # Every bench script (bench/*.py with a __main__ block) in one run, then one table: measure, figure,
 # in-run baseline, ratio, load average. `make bench BENCH_ARGS=--smoke` runs each at its tiny size.
-bench: $(STAMP)
+bench: $(DEV)
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean:

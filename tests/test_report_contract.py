@@ -361,12 +361,12 @@ def test_an_ordinary_run_has_no_warnings_and_no_extra_span_attributes(tmp_path):
 
 
 def make(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
-    """The real Makefile. `-o .venv/.installed`: the venv the tests run in is the one to use —
+    """The real Makefile. `-o .venv/.installed-core`: the venv the tests run in is the one to use —
     never re-bootstrapped from here, even when pyproject.toml is newer than its stamp."""
     env = {**os.environ, "TRACELADDER_DB": str(db)}
     env.pop("OPENAI_API_KEY", None)
     env.pop("MAKEFLAGS", None)
-    return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "-o", ".venv/.installed", *args],
+    return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "-o", ".venv/.installed-core", *args],
                           capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
 
 

@@ -169,7 +169,7 @@ def test_opening_the_store_again_in_process_does_not_interrupt_a_live_run(tmp_pa
     db = tmp_path / "live.duckdb"
     seen = []
 
-    def peek(done, total, case_id, status):
+    def peek(end):
         with Store(db) as other:  # a second handle in the same process, mid-run
             seen.append(other.fetchall("SELECT status FROM runs")[0][0])
 

@@ -45,7 +45,6 @@ from traceladder.storage.runs import (
     resume_facts,
 )
 
-ProgressFn = Callable[[int, int, str, str], None]
 MAX_CASE_RUNS = 100_000  # a bigger selection × --repeat is a typo, not an evaluation
 
 
@@ -59,6 +58,25 @@ class RunOptions:
     cases_path: Path | None = None
     sim_delay_s: float = 0.0
     stop_after_errors: int = DEFAULT_LIMIT  # cases in a row with one endpoint error; 0: never
+
+
+@dataclass(frozen=True)
+class CaseEnd:
+    """A case that just finished, as the progress callback sees it (in completion order)."""
+
+    done: int  # cases of the run finished so far, those of an earlier process (`resumed`) included
+    total: int
+    resumed: int  # finished before this process started: a --resume
+    case_id: str
+    repeat_index: int
+    outcome: AgentOutcome
+
+    @property
+    def status(self) -> str:
+        return progress_status(self.outcome)
+
+
+ProgressFn = Callable[[CaseEnd], None]
 
 
 @dataclass(frozen=True)
@@ -153,7 +171,7 @@ def run_suite(
     tracer = provider.get_tracer(TRACER_NAME)
     token_cap = TokenCap(config.max_tokens, config.token_param, endpoint.host)
     stop = threading.Event()
-    finished = len(done)
+    finished = resumed = len(done)
     counts = {"recorded": len(done), "errors": sum(s == "error" for s in statuses.values())}
     # The simulator has no endpoint to break: its API errors are injected, labelled faults.
     breaker: EndpointBreaker[_Finished] = EndpointBreaker(options.stop_after_errors, enabled=sim is None)
@@ -194,12 +212,12 @@ def run_suite(
 
     status = "complete"
     pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="case")
-    pending: dict[Future[tuple[AgentOutcome, Trip[_Finished] | None]], Case] = {}
+    pending: dict[Future[tuple[AgentOutcome, Trip[_Finished] | None]], tuple[Case, int]] = {}
 
     def refill() -> None:
         # Submit lazily: a huge --repeat never materialises millions of futures.
         for case, k in jobs:
-            pending[pool.submit(one, case, k)] = case
+            pending[pool.submit(one, case, k)] = (case, k)
             if len(pending) >= 2 * max(1, options.concurrency):
                 return
 
@@ -208,11 +226,11 @@ def run_suite(
         while pending:
             ready, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in ready:
-                case = pending.pop(future)
+                case, k = pending.pop(future)
                 outcome, trip = future.result()
                 finished += 1
                 if progress:
-                    progress(finished, total, case.id, progress_status(outcome))
+                    progress(CaseEnd(finished, total, resumed, case.id, k, outcome))
                 if trip is not None:
                     raise _stopped(trip, choice, run_id, counts["recorded"])
             refill()
@@ -249,10 +267,11 @@ _Finished = tuple[Case, int, AgentOutcome]
 
 
 def progress_status(outcome: AgentOutcome) -> str:
-    """What a progress line can say when a case ends. An agent error *is* its verdict
-    (AGENT_ERROR, with the error type and the request's finer cause); any other case is judged
-    only after the run (its verdict may rest on rung 5, which sees the whole run's survivors), so
-    the line says it was answered and no more — never "ok" for a case that may FAIL."""
+    """What a progress line can say when a case ends, knowing only its outcome. An agent error
+    *is* its verdict (AGENT_ERROR, with the error type and the request's finer cause); any other
+    case is judged by the evaluation, so without one (`run --no-report`) the line says it was
+    answered and no more — never "ok" for a case that may FAIL. With an evaluation to follow, the
+    run command shows the code rungs' verdict instead (`evaluation.code_rungs`)."""
     if outcome.status != "error":
         return f"answered in {outcome.steps} step(s); verdict after evaluation"
     finer = outcome.endpoint_error

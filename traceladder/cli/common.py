@@ -91,12 +91,22 @@ class StdoutConsole(Console):
         raise BrokenPipeError(32, "Broken pipe")
 
 
+PIPED_WIDTH = 120  # rich's 80 would fold every explanation in a CI log
+
+
 def terminal(min_width: int = 0) -> Console:
-    """The real terminal's width (at least `min_width`); piped output gets 120 columns instead of
-    rich's 80, so explanations stay readable in CI logs."""
+    """The real terminal's width, at least `min_width`. Piped output is exactly as wide as
+    `COLUMNS` says when it is set (the reader's own width: a pager, a CI log viewer, `fold`),
+    else `PIPED_WIDTH` (at least `min_width`). Tables wrap their cells to fit, never cut them."""
     console = StdoutConsole()
-    width = console.width if console.is_terminal else 120
-    return StdoutConsole(width=max(width, min_width))
+    if console.is_terminal:
+        return StdoutConsole(width=max(console.width, min_width))
+    return StdoutConsole(width=_columns() or max(PIPED_WIDTH, min_width))
+
+
+def _columns() -> int | None:
+    raw = os.environ.get("COLUMNS", "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
 
 
 def add_domain_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     # The agent modules import the OpenAI client library (~0.4 s): loaded only when a run starts,
     # so that `--help` and a refused flag answer fast.
     from traceladder.agent.client import ModelChoice
-    from traceladder.agent.runner import ProgressFn, RunOptions, RunSummary
+    from traceladder.agent.runner import RunOptions, RunSummary
+    from traceladder.cli.progress import RunProgress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,8 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "case has worked, a 401, 403, 404 (model not found, wrong base URL) or connection failure "
         "on a chat request stops the run the same way; so do --stop-after-errors cases in a row "
         "with the same endpoint error. A stopped run keeps every case recorded before the streak "
-        "(--resume runs the rest). Each case prints one progress line on stderr: AGENT_ERROR with "
-        "its error type, or 'answered' (its verdict comes from the evaluation after the run). "
+        "(--resume runs the rest). Each case prints one progress line on stderr: its verdict by the "
+        "code rungs (FAIL with its class and rung; PASS, with rung 5 still to come when a judge "
+        "runs) or AGENT_ERROR with its error type, then an estimate of the time left; with "
+        "--no-report only 'answered' (no evaluation follows). "
         "Ctrl-C or SIGTERM stops within seconds, keeping every finished case (exit 130 / 143). "
         "Keys: OPENAI_API_KEY goes only to --base-url / OPENAI_BASE_URL (else api.openai.com), "
         "OPENROUTER_API_KEY only to OpenRouter (the default endpoint when it is the only key).",
@@ -251,14 +254,11 @@ def _with_prompt(domain: Domain, path: Path | None) -> Domain:
     return replace(domain, system_prompt=prompt)
 
 
-def plain_progress(done: int, total: int, case_id: str, status: str) -> None:
-    print(f"[{done}/{total}] {case_id} {status}", file=sys.stderr, flush=True)
-
-
 def handle(args: argparse.Namespace) -> int:
     from traceladder.agent.client import choose_model
     from traceladder.agent.runner import RunOptions
     from traceladder.agent.sim import is_sim
+    from traceladder.cli.progress import RunProgress
 
     path = db_path(args)
     with open_store(path) as store:
@@ -275,7 +275,11 @@ def handle(args: argparse.Namespace) -> int:
         )  # fmt: skip
         judge = None if args.no_report else judge_options(args, simulated=is_sim(choice.model))
         ladder = ladder_for(args)  # before the run: a wrong rung name must not cost a whole run
-        summary = _run_with_progress(store, choice, config, options, domain)
+        progress = RunProgress(
+            store, domain=domain.name, cases_path=args.cases, ladder=ladder, evaluated=not args.no_report,
+            judge_after=judge is not None,
+        )  # fmt: skip
+        summary = _run_with_progress(store, choice, config, options, domain, progress)
         report_path = None
         if not args.no_report:
             evaluated = evaluate_store(
@@ -313,8 +317,9 @@ def prepare(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
     from traceladder.agent.client import choose_model
     from traceladder.agent.runner import RunOptions
     from traceladder.agent.sim import is_sim
+    from traceladder.cli.progress import RunProgress
 
-    domain = load_domain(domain_name(args))
+    domain = _with_prompt(load_domain(domain_name(args)), args.system_prompt)
     choice = choose_model(args.model, args.base_url)
     config = _config_from_args(args, choice.model, choice.base_url)
     options = RunOptions(
@@ -327,7 +332,11 @@ def prepare(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
 
     def execute(i: int) -> str:
         seeded = replace(config, sim_seed=config.sim_seed + i) if config.sim_seed is not None else config
-        summary = _run_with_progress(store, choice, seeded, options, domain)
+        progress = RunProgress(
+            store, domain=domain.name, cases_path=args.cases, ladder=ladder, evaluated=True,
+            judge_after=judge is not None,
+        )  # fmt: skip
+        summary = _run_with_progress(store, choice, seeded, options, domain, progress)
         if summary.status != "complete":
             raise UserError(
                 f"run {summary.run_id} ended {summary.status}; a baseline needs complete runs — finish it "
@@ -364,31 +373,17 @@ def _nothing_measured(store: Store, summary: RunSummary) -> str:
 
 
 def _run_with_progress(
-    store: Store, choice: ModelChoice, config: AgentConfig, options: RunOptions, domain: Domain
-) -> RunSummary:
+    store: Store, choice: ModelChoice, config: AgentConfig, options: RunOptions, domain: Domain,
+    progress: RunProgress,
+) -> RunSummary:  # fmt: skip
     from traceladder.agent.client import announce_default
     from traceladder.agent.runner import run_suite
 
     def started(run_id: str) -> None:
         announce_default(choice)  # only once the run really starts: an error stays the only line
+        progress.start(run_id)
 
     if not sys.stderr.isatty():
-        return run_suite(
-            store, choice, config, options, domain=domain, progress=plain_progress, on_start=started
-        )
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=True) as bar:
-        task = bar.add_task(f"running {choice.model}", total=None)
-
-        def tick(done: int, total: int, case_id: str, status: str) -> None:
-            bar.update(task, completed=done, total=total, description=f"{choice.model} {case_id}")
-
-        progress: ProgressFn = tick
         return run_suite(store, choice, config, options, domain=domain, progress=progress, on_start=started)
+    with progress.on_terminal(choice.model) as tick:
+        return run_suite(store, choice, config, options, domain=domain, progress=tick, on_start=started)

@@ -163,7 +163,8 @@ def render_text(result: Trend, console: Console) -> None:
         line(note)
     table = Table()
     for name in ("service", "env", result.by, "traces", "scored", "pass rate", "95% CI", "success rate"):
-        table.add_column(name, justify="left" if name in ("service", "env", result.by, "95% CI") else "right")
+        left = name in ("service", "env", result.by, "95% CI")
+        table.add_column(name, justify="left" if left else "right", overflow="fold")  # wrap, never cut
     table.add_column("rungs (pass rate)", overflow="fold", min_width=17)
     table.add_column("top failure classes (traces)", overflow="fold")
     for b in result.buckets:

@@ -21,6 +21,15 @@ def _cell(value: object) -> Text:
     return Text(printable(value))
 
 
+def _table(title: str, *columns: str, right: tuple[str, ...] = ()) -> Table:
+    """A table whose cells wrap and never cut: at a narrow width a long word (a tool name, a
+    failure class) folds onto the next line, where rich's default would end it with "…"."""
+    table = Table(title=title)
+    for name in columns:
+        table.add_column(name, justify="right" if name in right else "left", overflow="fold")
+    return table
+
+
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
 
@@ -34,12 +43,8 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         f"{s['case_count']} case runs · accuracy [bold]{_pct(s['accuracy'])}[/bold] "
         f"({counts[VerdictValue.PASS]}/{s['scored_count']} scored; SKIP and AGENT_ERROR excluded)"
     )
-    verdicts = Table(title="Verdicts by dimension")
-    verdicts.add_column("dimension")
     shown = [v for v in VERDICTS if v in counts]
-    for v in shown:
-        verdicts.add_column(v, justify="right")
-    verdicts.add_column("accuracy", justify="right")
+    verdicts = _table("Verdicts by dimension", "dimension", *shown, "accuracy", right=(*shown, "accuracy"))
     for d in (*s["dimensions"], "all"):
         block = s if d == "all" else s["dimensions"][d]
         if not block["case_count"]:
@@ -51,34 +56,21 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         )
     console.print(verdicts)
     if s["taxonomy_counts"]:
-        classes = Table(title="Failure classes")
-        classes.add_column("class")
-        classes.add_column("cases", justify="right")
-        classes.add_column("examples")
+        classes = _table("Failure classes", "class", "cases", "examples", right=("cases",))
         for item in s["top_failures"]:
             classes.add_row(
                 _cell(item["failure_class"]), str(item["count"]), _cell(", ".join(item["cases"][:4]))
             )
         console.print(classes)
     if s["top_worst_tools"]:
-        tools = Table(title="Tools implicated in failures")
-        tools.add_column("tool")
-        tools.add_column("failing cases", justify="right")
+        tools = _table("Tools implicated in failures", "tool", "failing cases", right=("failing cases",))
         for item in s["top_worst_tools"]:
             tools.add_row(_cell(item["tool"]), str(item["fail_cases"]))
         console.print(tools)
-    ladder = Table(title="The cost ladder: which rung settled each trace")
-    for column in (
-        "rung",
-        "name",
-        "judged",
-        "passed",
-        "failed",
-        "not evaluated",
-        "settled FAIL",
-        "settled PASS",
-    ):
-        ladder.add_column(column, justify="right" if column not in ("name",) else "left")
+    counted = ("rung", "judged", "passed", "failed", "not evaluated", "settled FAIL", "settled PASS")
+    ladder = _table(
+        "The cost ladder: which rung settled each trace", counted[0], "name", *counted[1:], right=counted
+    )
     for rung in s.get("ladder", []):
         st = rung["statuses"]
         ladder.add_row(
@@ -90,19 +82,13 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
         console.print(ladder)
     if s.get("judge"):
         console.print(escape(printable(judge_sentence(s["judge"]))))
-    scores = Table(title="Mean rung scores")
-    scores.add_column("score")
-    scores.add_column("mean", justify="right")
+    scores = _table("Mean rung scores", "score", "mean", right=("mean",))
     for key, value in s["mean_rung_scores"].items():
         scores.add_row(key, "—" if value is None else f"{value:.3f}")
     console.print(scores)
     bad = [r for r in report["results"] if r["verdict"] in (VerdictValue.FAIL, VerdictValue.AGENT_ERROR)]
     if bad:
-        cases = Table(title=f"Failing cases ({len(bad)})", show_lines=False)
-        cases.add_column("case")
-        cases.add_column("verdict")
-        cases.add_column("rung", justify="right")
-        cases.add_column("why", overflow="fold")
+        cases = _table(f"Failing cases ({len(bad)})", "case", "verdict", "rung", "why", right=("rung",))
         for r in bad[:show_cases]:
             name = result_name(r)
             cases.add_row(

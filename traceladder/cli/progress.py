@@ -1,0 +1,110 @@
+"""`traceladder run`'s progress: one line per finished case on stderr, in completion order —
+
+    [3/72] fc-d1-003 FAIL PARAM_HALLUCINATED_ID at rung 2 (call_match) · eta 41s
+    [4/72] fc-d1-004 PASS by the code rungs; rung 5 after the run · eta 40s
+    [5/72] fc-d3-005 AGENT_ERROR api_error (http_500) · eta 39s
+
+— the case's verdict by the code rungs (`evaluation.code_rungs`; an agent error is its own
+verdict) and the time left at the rate cases finished so far in this process. On a terminal the
+same lines scroll above a bar. Without an evaluation to follow (`--no-report`) a line says only
+that the case was answered.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from traceladder.evaluation.code_rungs import CodeRungVerdicts, CodeVerdict
+from traceladder.evaluators.ladder import Ladder
+from traceladder.storage.db import Store
+from traceladder.text import printable
+
+if TYPE_CHECKING:
+    from traceladder.agent.runner import CaseEnd
+
+
+def duration(seconds: float) -> str:
+    """41s, 2m05s, 1h02m: the precision an estimate has."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def verdict_text(verdict: CodeVerdict, *, judge_after: bool) -> str:
+    """What the code rungs decided. A FAIL names its class and the rung that settled it; a PASS
+    says whether rung 5 is still to come (the judge runs on the survivors after the run)."""
+    if verdict.verdict == "FAIL":
+        return f"FAIL {verdict.failure_class or 'failed'} at rung {verdict.settled_at} ({verdict.settled_by})"
+    if verdict.verdict == "PASS":
+        return "PASS by the code rungs; rung 5 after the run" if judge_after else "PASS"
+    return verdict.verdict
+
+
+class RunProgress:
+    """The progress callback of one run. `evaluated`: an evaluation follows the run, so each case's
+    line shows its code-rung verdict; `judge_after`: that evaluation includes rung 5."""
+
+    def __init__(
+        self, store: Store, *, domain: str, cases_path: Path | None, ladder: Ladder, evaluated: bool,
+        judge_after: bool, clock: Callable[[], float] = time.monotonic,
+    ) -> None:  # fmt: skip
+        self.store, self.domain, self.cases_path, self.ladder = store, domain, cases_path, ladder
+        self.evaluated, self.judge_after, self.clock = evaluated, judge_after, clock
+        self.verdicts: CodeRungVerdicts | None = None
+        self.started_at = clock()
+
+    def start(self, run_id: str) -> None:
+        """The run is recorded and its first case about to start: the clock of the estimate."""
+        self.started_at = self.clock()
+        if self.evaluated:
+            self.verdicts = CodeRungVerdicts(
+                self.store, run_id, domain=self.domain, cases_path=self.cases_path, ladder=self.ladder
+            )
+
+    def status(self, end: CaseEnd) -> str:
+        if end.outcome.status == "error" or self.verdicts is None:
+            return end.status
+        try:
+            verdict = self.verdicts.of(end.outcome.trace_id)
+        except Exception:  # a progress line never stops a run; the evaluation after it will say why
+            verdict = None
+        return end.status if verdict is None else verdict_text(verdict, judge_after=self.judge_after)
+
+    def eta(self, end: CaseEnd) -> str:
+        finished_here = end.done - end.resumed
+        if finished_here <= 0:
+            return "eta —"
+        per_case = (self.clock() - self.started_at) / finished_here
+        return f"eta {duration(per_case * (end.total - end.done))}"
+
+    def line(self, end: CaseEnd) -> str:
+        return f"[{end.done}/{end.total}] {printable(end.case_id)} {self.status(end)} · {self.eta(end)}"
+
+    def __call__(self, end: CaseEnd) -> None:
+        print(self.line(end), file=sys.stderr, flush=True)
+
+    @contextmanager
+    def on_terminal(self, model: str) -> Iterator[Callable[[CaseEnd], None]]:
+        """The same lines above a live bar, for a terminal."""
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.text import Text
+
+        # No rich remaining-time column: each line's estimate excludes the cases a --resume found done.
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task(f"running {printable(model)}", total=None)
+
+            def tick(end: CaseEnd) -> None:
+                bar.console.print(Text(self.line(end)))
+                bar.update(task, completed=end.done, total=end.total)
+
+            yield tick
