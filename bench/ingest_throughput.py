@@ -50,6 +50,7 @@ def naive(lines: list[bytes], db: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--processes", type=int, default=1, help="decode processes (ingest --processes)")
     args = parser.parse_args()
     print("making the workload with the OTel SDK ...", flush=True)
     spans = otlp_workload.make_spans(args.requests * otlp_workload.BATCH, seed=2)
@@ -71,7 +72,7 @@ def main() -> None:
 
         with Store(Path(tmp) / "ingest.duckdb") as store:
             start = time.perf_counter()
-            summary = ingest(store, [str(path)])
+            summary = ingest(store, [str(path)], processes=args.processes)
             elapsed = time.perf_counter() - start
             assert summary.new_spans == n and not summary.problems, summary
             calls = store.fetchall("SELECT count(*) FROM tool_calls")[0][0]
@@ -80,7 +81,7 @@ def main() -> None:
         f"decode only, DuckDB JSON reader:          {shred_rate:,.0f} spans/s  (x{shred_rate / naive_rate:.1f} naive)"
     )
     print(
-        f"ingest, into the store with {calls} tool calls: {n / elapsed:,.0f} spans/s  (x{n / elapsed / naive_rate:.1f} naive)"
+        f"ingest ({args.processes} decode process(es)), {calls} tool calls: {n / elapsed:,.0f} spans/s  (x{n / elapsed / naive_rate:.1f} naive)"
     )
 
 

@@ -77,7 +77,7 @@ WITH llm0 AS MATERIALIZED (
   SELECT *, max(turn) FILTER (WHERE in_text IS NOT NULL) OVER (PARTITION BY trace_id) AS last_history_turn
   FROM llm0
 ), readable AS (
-  SELECT *, out_type = 'VARCHAR' AND json_valid(out_text) AND json_type(out_text) = 'ARRAY'
+  SELECT *, out_type = 'VARCHAR' AND json_valid(out_text) AND try(json_type(out_text)) = 'ARRAY'
               AND NOT regexp_matches(out_text, '"tool_calls"[ \t\n\r]*:')
               AND NOT contains(out_text, 'toolUse')
               AND NOT regexp_matches(out_text, {_ODD_NUMBERS}) AS plain
@@ -161,7 +161,7 @@ SELECT trace_id,
        coalesce(name, e_name, '') AS tool_name, call_id,
        CASE WHEN args_t = 'VARCHAR' THEN args_text
             WHEN args_t {_STRUCTURED} THEN CASE WHEN e_args_t = 'VARCHAR' AND json_valid(e_args)
-              AND NOT regexp_matches(e_args, {_ODD_NUMBERS}) AND json(e_args)::VARCHAR = args_json
+              AND NOT regexp_matches(e_args, {_ODD_NUMBERS}) AND try(json(e_args))::VARCHAR = args_json
               THEN e_args END
             ELSE e_args END AS arguments_raw,
        result,
