@@ -107,3 +107,60 @@ def test_shredded_tool_columns_are_the_python_ones(capture: str) -> None:
     assert table.num_rows > 0
     for row in table.select(["attributes", *TOOL_COLUMN_NAMES]).to_pylist():
         assert tuple(row[n] for n in TOOL_COLUMN_NAMES) == tool_columns(orjson.loads(row["attributes"]))
+
+
+def _span(trace: str, span: str, parent: str | None, start: int, attrs: dict[str, Any]) -> dict[str, Any]:
+    def value(v: Any) -> dict[str, Any]:
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}
+
+    out = {
+        "traceId": trace, "spanId": span, "name": "s", "kind": 1,
+        "startTimeUnixNano": str(start), "endTimeUnixNano": str(start + 5), "flags": 256,
+        "attributes": [{"key": k, "value": value(v)} for k, v in attrs.items()],
+    }  # fmt: skip
+    if parent:
+        out["parentSpanId"] = parent
+    return out
+
+
+def _call_part(call_id: str, arguments: Any) -> str:
+    part = {"type": "tool_call", "id": call_id, "name": "f", "arguments": arguments}
+    return orjson.dumps([{"role": "assistant", "parts": [part]}]).decode()
+
+
+HOSTILE = {
+    "invalid output JSON": {
+        "gen_ai.output.messages": '[{"role": "assistant", "parts": [{"type": "tool_call"'
+    },
+    "huge exponent": {"gen_ai.output.messages": _call_part("c1", {"x": 1}).replace("1}", "1e999}")},
+    "surrogate escape": {"gen_ai.output.messages": _call_part("c1", '{"x": "\\ud800"}')},
+    "number where text is read": {"gen_ai.output.messages": _call_part("c1", 5)},
+    "structured arguments the tool span spells otherwise": {
+        "gen_ai.output.messages": _call_part("c1", {"b": 1, "a": 2})
+    },
+    "tool_calls key": {"gen_ai.output.messages": '[{"role": "assistant", "tool_calls": [{"id": "c1"}]}]'},
+    "string arguments": {"gen_ai.output.messages": _call_part("c1", '{"a": 2, "b": 1}')},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE))
+def test_shapes_the_sql_must_not_misread(shape: str, tmp_path: Path) -> None:
+    trace = "ab" * 16
+    chat = {"gen_ai.operation.name": "chat", **HOSTILE[shape]}
+    tool = {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "f", "gen_ai.tool.call.id": "c1",
+        "gen_ai.tool.call.arguments": '{"a": 2, "b": 1}', "gen_ai.tool.call.result": "ok",
+    }  # fmt: skip
+    spans = [
+        _span(trace, "01" * 8, None, 10, {"gen_ai.operation.name": "invoke_agent"}),
+        _span(trace, "02" * 8, "01" * 8, 20, chat),
+        _span(trace, "03" * 8, "01" * 8, 30, tool),
+    ]
+    body = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "x"}, "spans": spans}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(orjson.dumps(body) + b"\n")
+    with Store(tmp_path / "store.duckdb") as store:
+        summary = ingest(store, [str(path)])
+        reference, folded, traces, _ = _both(store)
+    assert not summary.problems and traces == 1
+    assert folded == reference
