@@ -55,6 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=200)
     add_options(parser)
+    parser.add_argument("--processes", type=int, default=1, help="decode processes (ingest --processes)")
     args = parser.parse_args()
     if args.smoke:
         args.requests = 1
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> None:
 
         with Store(Path(tmp) / "ingest.duckdb") as store:
             start, cpu0 = time.perf_counter(), cpu_seconds()
-            summary = ingest(store, [str(path)])
+            summary = ingest(store, [str(path)], processes=args.processes)
             elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu0
             assert summary.new_spans == n and not summary.problems, summary
             calls = store.fetchall("SELECT count(*) FROM tool_calls")[0][0]
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> None:
         f"decode only, DuckDB JSON reader:          {shred_rate:,.0f} spans/s  (x{shred_rate / naive_rate:.1f} naive)"
     )
     print(
-        f"ingest, into the store with {calls} tool calls: {n / elapsed:,.0f} spans/s  (x{n / elapsed / naive_rate:.1f} naive)"
+        f"ingest ({args.processes} decode process(es)), {calls} tool calls: {n / elapsed:,.0f} spans/s  (x{n / elapsed / naive_rate:.1f} naive)"
     )
     print(f"store_mb={size_mb:.1f} for {n} spans, {calls} tool calls")
     measure(

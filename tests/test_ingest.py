@@ -145,3 +145,20 @@ def test_stdin(tmp_path: Path) -> None:
                        capture_output=True, cwd=ROOT, timeout=120)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert rows(db, "SELECT count(*) FROM spans") == [(7,)]
+
+
+def test_an_otlp_json_span_without_flags_is_stored_with_flags_zero(tmp_path: Path) -> None:
+    # OTLP/JSON senders may omit a field at its default (proto3 JSON mapping); `flags` is one. It
+    # used to abort the batch with exit 3 (a NULL cast to a non-nullable column).
+    span = {
+        "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "name": "chat m",
+        "kind": 3, "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000",
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}],
+    }  # fmt: skip
+    request = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": [span]}]}]}
+    path = tmp_path / "no-flags.json"
+    path.write_text(json.dumps(request))
+    db = tmp_path / "store.duckdb"
+    result = cli("ingest", "--db", str(db), str(path))
+    assert result.returncode == 0, result.stderr
+    assert rows(db, "SELECT span_id, flags FROM spans") == [("eee19b7ec3c1b174", 0)]

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from traceladder.evaluation.code_rungs import CodeRungVerdicts, CodeVerdict
 from traceladder.evaluators.ladder import Ladder
+from traceladder.evaluators.types import VerdictValue
 from traceladder.storage.db import Store
 from traceladder.text import printable
 
@@ -41,10 +42,14 @@ def duration(seconds: float) -> str:
 def verdict_text(verdict: CodeVerdict, *, judge_after: bool) -> str:
     """What the code rungs decided. A FAIL names its class and the rung that settled it; a PASS
     says whether rung 5 is still to come (the judge runs on the survivors after the run)."""
-    if verdict.verdict == "FAIL":
+    if verdict.verdict == VerdictValue.FAIL:
         return f"FAIL {verdict.failure_class or 'failed'} at rung {verdict.settled_at} ({verdict.settled_by})"
-    if verdict.verdict == "PASS":
-        return "PASS by the code rungs; rung 5 after the run" if judge_after else "PASS"
+    if verdict.verdict == VerdictValue.PASS:
+        return (
+            f"{VerdictValue.PASS} by the code rungs; rung 5 after the run"
+            if judge_after
+            else VerdictValue.PASS
+        )
     return verdict.verdict
 
 

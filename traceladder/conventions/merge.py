@@ -21,7 +21,14 @@ from traceladder.conventions.collect import Collected
 from traceladder.conventions.history import Histories
 from traceladder.conventions.matching import drop_nested, match_executions
 from traceladder.conventions.sources import Execution, LLMSpan, ResponseOutput, Sighting
-from traceladder.conventions.values import ABSENT, ARGS_NONE, ARGS_STRUCTURED, args_text, canonical
+from traceladder.conventions.values import (
+    ABSENT,
+    ARGS_NONE,
+    ARGS_STRUCTURED,
+    ARGS_TOOL_SPAN,
+    args_text,
+    canonical,
+)
 from traceladder.conventions.views import ERROR, OK, ORIGIN_RANK, TOOL_SPAN, UNKNOWN, ExtractedCall
 
 _ORIGINS = {rank: origin for origin, rank in ORIGIN_RANK.items()}
@@ -160,6 +167,16 @@ def _same(e: Execution, structured: Any) -> bool:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     theirs = canonical(structured)
     return theirs is not None and "j" + _SURROGATE.sub("\ufffd", text) == theirs
+
+
+def structured_arguments(structured: Any, executed: str | None) -> str | None:
+    """`arguments_raw` of a call whose only model-side arguments are `structured`, executed by a
+    span whose argument text is `executed` (the set-based fold's hand-back; `_arguments`)."""
+    if isinstance(executed, str):
+        e = Execution("", None, 0, 0, None, None, executed, ARGS_TOOL_SPAN, None, False, None, "")
+        if _same(e, structured):
+            return executed
+    return args_text(structured)
 
 
 def _row(ordinal: int, call: Call) -> ExtractedCall:

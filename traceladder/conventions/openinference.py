@@ -200,6 +200,19 @@ class OpenInference(Convention):
         f" ELSE CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' IS NOT NULL THEN 'other' END END"
     )
     tool_json_markers = ('"openinference.span.kind":"TOOL"',)
+    # every key a hook of this convention reads on a span it did not decide (tool.name: a tool
+    # span's own description, asked of every convention)
+    tool_columns_sql = ToolColumns(
+        f"'{EXECUTE_TOOL}'", "{str:tool.name}",
+        "CASE WHEN {has:tool.id} THEN {str:tool.id} ELSE {str:tool_call.id} END",
+        "CASE WHEN {has:input.value} THEN {str:input.value} ELSE {str:tool.parameters} END",
+        "{str:output.value}", f"{{str:{ERROR_TYPE}}}", f"'{OPENINFERENCE}'",
+    )  # fmt: skip
+    untouched_sql = (
+        "NOT list_has_any({keys}, "
+        + repr([SPAN_KIND, OUTPUT_FIRST, OUTPUT_FIRST_CALL, INPUT_FIRST, TOOLS_FIRST, "tool.name"])
+        + ")"
+    )
     agent_name_sql = f"CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' = 'AGENT' THEN {{name}} END"
 
     def role(self, span: SpanView) -> Role | None:

@@ -179,6 +179,13 @@ class OpenLLMetry(Convention):
         f" OR json_exists({{attributes}}, '$.\"{COMPLETION_FIRST}\"') THEN 'llm' END"
     )
     tool_json_markers = ('"traceloop.span.kind":"tool"',)
+    untouched_sql = (
+        "NOT list_has_any({keys}, "
+        + repr(
+            [SPAN_KIND, REQUEST_TYPE, COMPLETION_FIRST, COMPLETION_FIRST_CALL, PROMPT_FIRST, FUNCTIONS_FIRST]
+        )
+        + ")"
+    )
 
     def role(self, span: SpanView) -> Role | None:
         attrs = span.attributes

@@ -13,6 +13,7 @@ import re
 from functools import lru_cache, partial
 from typing import Any, Final
 
+from traceladder.conventions import otel_genai_sql
 from traceladder.conventions.base import LLM, OTHER, TOOL, Convention, Messages, Role, Side, ToolColumns
 from traceladder.conventions.sources import (
     REQUEST,
@@ -319,6 +320,17 @@ class OtelGenAI(Convention):
         f" OR json_exists({{attributes}}, '$.\"{INPUT_MESSAGES}\"') THEN 'llm' END"
     )
     tool_json_markers = (EXECUTE_TOOL, TOOL_NAME)
+    tool_columns_sql = ToolColumns(
+        f"'{EXECUTE_TOOL}'", f"{{str:{TOOL_NAME}}}", f"{{str:{TOOL_CALL_ID}}}",
+        f"{{str:{TOOL_CALL_ARGUMENTS}}}",
+        f"coalesce({', '.join(f'{{str:{k}}}' for k in (TOOL_CALL_RESULT, *TOOL_ERROR_ATTRS))})",
+        f"{{str:{ERROR_TYPE}}}", f"'{OTEL_GENAI}'",
+    )  # fmt: skip
+    set_extraction = otel_genai_sql.build(
+        output_messages=OUTPUT_MESSAGES, input_messages=INPUT_MESSAGES, tool_name=TOOL_NAME,
+        tool_call_id=TOOL_CALL_ID, tool_call_arguments=TOOL_CALL_ARGUMENTS, tool_call_result=TOOL_CALL_RESULT,
+        error_attrs=TOOL_ERROR_ATTRS, error_type=ERROR_TYPE, convention=OTEL_GENAI,
+    )  # fmt: skip
     # gen_ai.agent.name, and the bare agent.name some SDKs write
     agent_name_sql = "coalesce({attributes}->>'$.\"gen_ai.agent.name\"', {attributes}->>'$.\"agent.name\"')"
 

@@ -19,7 +19,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import NamedTuple
 
-from traceladder.conventions.base import LLM, TOOL, Convention, Role
+from traceladder.conventions.base import LLM, TOOL, Convention, Role, SetExtraction, ToolColumns
 from traceladder.conventions.views import SpanView
 from traceladder.errors import UserError
 
@@ -144,6 +144,23 @@ def role_sql(alias: str = "") -> str:
     return _qualified(f"coalesce({', '.join(parts)})" if parts else "NULL", alias)
 
 
+def decider_sql(alias: str = "") -> str:
+    """SQL: the name of the convention whose rule decides a span's role (`role_sql`), NULL when
+    none does."""
+    found = conventions()
+    rules = [(c.name, c.role_sql) for c in found if c.role_sql] + [
+        (c.name, c.fallback_role_sql) for c in found if c.fallback_role_sql
+    ]
+    cases = " ".join(f"WHEN ({sql}) IS NOT NULL THEN '{name}'" for name, sql in rules)
+    return _qualified(f"CASE {cases} END" if rules else "NULL", alias)
+
+
+def tool_column_rules() -> tuple[tuple[str, ToolColumns | None], ...]:
+    """(convention name, its `tool_columns_sql`) for every convention in force, in precedence
+    order: the file-ingest shredder's tool columns (`otlp.shred`)."""
+    return tuple((c.name, c.tool_columns_sql) for c in conventions())
+
+
 def llm_span_sql(alias: str = "") -> str:
     """SQL: true for an LLM span."""
     return f"({role_sql(alias)}) = 'llm'"
@@ -172,4 +189,34 @@ def tool_json_markers() -> tuple[str, ...]:
     return tuple(m for c in conventions() for m in c.tool_json_markers)
 
 
-__all__ = ["LLM", "TOOL", "conventions", "llm_span_sql", "markers", "role_of", "tool_span_sql"]
+class SetFold(NamedTuple):
+    """The set-based fold composed from the conventions in force (`storage.set_fold`)."""
+
+    touched: str  # SQL over a `fold_spans` row: true when a convention without SQL may read it
+    extractions: tuple[SetExtraction, ...]  # each convention's SQL, in precedence order
+
+
+def set_fold() -> SetFold | None:
+    """The conventions' set-based extraction, or None when it cannot be used: no convention gives
+    one, or one in force gives neither an extraction nor `untouched_sql` (an installed reader's
+    traces are then always read by its Python)."""
+    return _set_fold(os.environ.get(ENV, ""))
+
+
+@cache
+def _set_fold(names: str) -> SetFold | None:
+    found = _load(names)
+    extractions = tuple(c.set_extraction for c in found if c.set_extraction is not None)
+    others = [c for c in found if c.set_extraction is None]
+    if not extractions or any(c.untouched_sql is None for c in others):
+        return None
+    untouched = " AND ".join(f"coalesce({c.untouched_sql}, false)" for c in others) or "true"
+    return SetFold(
+        _qualified(f"NOT ({untouched})", "").replace("{events}", "events").replace("{keys}", "keys"),
+        extractions,
+    )
+
+
+__all__ = [
+    "LLM", "TOOL", "conventions", "llm_span_sql", "markers", "role_of", "set_fold", "tool_span_sql",
+]  # fmt: skip

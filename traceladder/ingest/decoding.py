@@ -53,6 +53,17 @@ def decode_protobuf(body: bytes, signal: str | None) -> tuple[str, DecodedBatch]
     return max(readings.items(), key=lambda kv: (kv[1].table.num_rows, kv[0] == "traces"))
 
 
+def joins_group(request: Request, signal: str | None) -> bool:
+    """Whether `FileDecoder.feed` adds this request to its group of JSON trace bodies (the rule
+    `ingest.parallel` cuts units by)."""
+    if request.content_type == PROTOBUF:
+        return False
+    found = json_signal(request.body)
+    if found is None and request.body.strip() not in (b"{}", b""):
+        return False
+    return (signal or found or "traces") == "traces"
+
+
 class FileDecoder:
     """Decodes one file's requests; yields results in file order (JSON traces grouped)."""
 

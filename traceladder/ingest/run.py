@@ -8,15 +8,15 @@ with its location and the rest goes on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 
-from traceladder.ingest.decoding import Decoded, FileDecoder
-from traceladder.ingest.sources import SourceError, expand, read_source
+from traceladder.ingest.decoding import Decoded
+from traceladder.ingest.parallel import Decoders, Item, Unit, units
+from traceladder.ingest.sources import Request, SourceError, expand
 from traceladder.otlp import DecodeError
 from traceladder.storage.db import Store
 from traceladder.storage.writes import write_batch
@@ -77,15 +77,19 @@ def ingest(
     source: str = "file",
     batch_rows: int = BATCH_ROWS,
     on_problem: Callable[[str], None] | None = None,
+    processes: int = 1,
 ) -> IngestSummary:
     """Ingest every request in `paths`; problems are collected (and passed to `on_problem`), one
-    line per file however many of its requests were bad."""
+    line per file however many of its requests were bad. `processes` > 1 decodes in that many
+    worker processes (`ingest.parallel`); the rows, counts and problems are the same."""
     summary = IngestSummary()
     buffer = _Buffer(store, summary, batch_rows)
-    scratch = duckdb.connect()  # in-memory, for the bulk JSON decoder; never the store
+    decoders = Decoders(processes)
+    files: list[str | Path] = []
+    found: list[str] = []
 
-    def take(item: Decoded | DecodeError, found: list[str]) -> None:
-        if isinstance(item, DecodeError):
+    def take(item: Decoded | DecodeError | SourceError) -> None:
+        if isinstance(item, DecodeError | SourceError):
             found.append(str(item))
             return
         n = item.batch.table.num_rows
@@ -99,29 +103,31 @@ def ingest(
             found.append(f"{item.where}: {len(item.batch.rejected)} {what} rejected: {item.batch.message()}")
         buffer.add(item, source)
 
+    def done(results: Iterator[tuple[Unit, list[Item]]]) -> None:
+        for unit, items in results:
+            for item in items:
+                take(item)
+            if unit.last:  # one line per file, however many of its requests were bad
+                path = files[unit.file]
+                if len(found) == 1:
+                    _report(summary, found[0], on_problem)
+                elif found:
+                    _report(
+                        summary, f"{describe(path)}: {len(found)} problems; the first: {found[0]}", on_problem
+                    )
+                found.clear()
+
     try:
         for path in expand(list(paths)):
             summary.files += 1
-            found: list[str] = []
-            decoder = FileDecoder(scratch, signal)
-            for request in read_source(path):
-                if isinstance(request, SourceError):
-                    found.append(str(request))
-                    continue
-                summary.requests += 1
-                for item in decoder.feed(request):
-                    take(item, found)
-            for item in decoder.flush():
-                take(item, found)
-            if len(found) == 1:
-                _report(summary, found[0], on_problem)
-            elif found:
-                _report(
-                    summary, f"{describe(path)}: {len(found)} problems; the first: {found[0]}", on_problem
-                )
+            files.append(path)
+            for unit in units(path, len(files) - 1, signal):
+                summary.requests += sum(isinstance(r, Request) for r in unit.requests)
+                done(decoders.submit(unit))
+        done(decoders.drain())
         buffer.flush()
     finally:
-        scratch.close()
+        decoders.close()
     return summary
 
 

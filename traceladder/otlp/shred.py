@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from traceladder.conventions.columns import tool_columns
-from traceladder.conventions.registry import tool_json_markers
+from traceladder.conventions.registry import decider_sql, role_sql, tool_column_rules, tool_json_markers
 from traceladder.instrumentation import semconv as sc
 from traceladder.otlp.otlp_json import json_id
 from traceladder.otlp.rows import (
@@ -107,6 +108,66 @@ def _scalar_attr(key: str) -> str:
     """SQL: the text of a scalar attribute (last duplicate wins), as `normalize.tool_columns` reads it."""
     v = f"list_filter(s.attributes, lambda a: a.key = '{key}')[-1].value"
     return f"coalesce({v}.stringValue, {v}.intValue, {v}.boolValue, {v}.doubleValue)"
+
+
+def _string_attr(key: str) -> str:
+    """SQL: the string value of attribute `key` (last duplicate wins), NULL when absent or not a
+    string (`with_tool_columns` then reads the span in Python)."""
+    return f"list_filter(typed, lambda a: a.key = '{_quoted(key)}')[-1].value.stringValue"
+
+
+def _has_attr(key: str) -> str:
+    return f"list_contains(list_transform(typed, lambda a: a.key), '{_quoted(key)}')"
+
+
+def _not_string(key: str) -> str:
+    """SQL: attribute `key` is present with a value that is not a string."""
+    v = f"list_filter(typed, lambda a: a.key = '{_quoted(key)}')"
+    return f"(len({v}) > 0 AND {v}[-1].value.stringValue IS NULL)"
+
+
+def _quoted(key: str) -> str:
+    return key.replace("'", "''")
+
+
+_PLACEHOLDER = re.compile(r"\{(str|has):([^}]+)\}")
+
+
+def _render(template: str) -> str:
+    return _PLACEHOLDER.sub(lambda m: (_string_attr if m[1] == "str" else _has_attr)(m[2]), template)
+
+
+def _decider_sql() -> str:
+    # `tool_columns` decides a span's role from its attributes alone (no scope): so does this
+    return decider_sql().replace("scope_name", "NULL::VARCHAR")
+
+
+def _tool_columns_sql() -> str:
+    """SQL: the tool columns of every span, as `conventions.columns.tool_columns` gives them,
+    and `tool_py`: true for the tool spans whose columns must be left to it (their convention
+    gives no SQL for them, a value it reads is not text, or a value is nested deeper than the
+    SQL types it)."""
+    tool_role = f"coalesce(({role_sql().replace('scope_name', 'NULL::VARCHAR')}) = 'tool', false)"
+    whens: list[list[str]] = [[] for _ in TOOL_COLUMN_NAMES]
+    python: list[str] = []  # per convention: when its tool span goes to Python
+    for name, rules in tool_column_rules():
+        if rules is None:
+            python.append(f"decider = '{name}'")
+            continue
+        fields = [field or "NULL" for field in rules]
+        keys = sorted({m[2] for field in fields for m in _PLACEHOLDER.finditer(field)})
+        odd = " OR ".join(_not_string(k) for k in keys) or "false"
+        python.append(f"(decider = '{name}' AND ({odd}))")
+        for i, field in enumerate(fields):
+            whens[i].append(f"WHEN '{name}' THEN {_render(field)}")
+    # not a tool span: the operation and error type as SQL read them for every span
+    otherwise = {0: "operation", 5: "error_type"}
+    out = [
+        f"CASE WHEN {tool_role} THEN CASE decider {' '.join(w)} END "
+        f"ELSE {otherwise.get(i, 'NULL')} END AS {name}"
+        for i, (name, w) in enumerate(zip(TOOL_COLUMN_NAMES, whens, strict=True))
+    ]
+    return ", ".join(out) + f", {tool_role} AND (deep OR {' OR '.join(python) or 'false'}) AS tool_py"
 
 
 def _u64(x: str) -> str:
@@ -189,12 +250,17 @@ SELECT
   -- scope carries it, the post-pass fills it forward (row order is preserved)
   CASE WHEN spi = 0 THEN resource_raw END AS resource, scope_name, scope_version,
   nullif(s.traceState, '') AS trace_state,
-  (TRY_CAST(s.flags AS UBIGINT) % 4294967296)::BIGINT AS flags,
+  -- absent flags are 0, protobuf's default (a sender may omit a zero field in OTLP/JSON)
+  coalesce((TRY_CAST(s.flags AS UBIGINT) % 4294967296)::BIGINT, 0) AS flags,
   {_scalar_attr(sc.OPERATION_NAME)} AS operation, {_scalar_attr(sc.ERROR_TYPE)} AS error_type,
-  reason, ri, si, spi, src_idx
+  s.attributes AS typed, reason, ri, si, spi, src_idx
 FROM chk
-)
+), deep AS (
 SELECT *, coalesce(contains(attributes, '{_MARKER}'), false) AS deep FROM main
+), decided AS (
+SELECT *, CASE WHEN attributes IS NOT NULL THEN {_decider_sql()} END AS decider FROM deep
+)
+SELECT * EXCLUDE (typed, decider, operation, error_type), {_tool_columns_sql()} FROM decided
 """
 
 
@@ -318,7 +384,21 @@ def _post_process(t: pa.Table) -> pa.Table:
             last = cache.get(raw) or cache.setdefault(raw, dumps(json_attributes(loads(raw))).decode())
         resources[i] = last
     put("resource", resources)
-    return with_tool_columns(t)
+    return _python_tool_columns(t)
+
+
+def _python_tool_columns(t: pa.Table) -> pa.Table:
+    """The tool columns the SQL left to Python (`tool_py`): read by `tool_columns` itself."""
+    flagged = t.column("tool_py")
+    if pc.any(flagged).as_py():
+        texts = t.column("attributes").to_pylist()
+        columns = [t.column(name).to_pylist() for name in TOOL_COLUMN_NAMES]
+        for i in pc.indices_nonzero(flagged).to_pylist():
+            for col, value in zip(columns, tool_columns(loads(texts[i])), strict=True):
+                col[i] = value
+        for name, values in zip(TOOL_COLUMN_NAMES, columns, strict=True):
+            t = t.set_column(t.schema.get_field_index(name), name, pa.array(values, pa.string()))
+    return t.drop_columns(["tool_py"])
 
 
 def with_tool_columns(t: pa.Table) -> pa.Table:

@@ -1,9 +1,10 @@
 """Tool calls and tool definitions of the traces that changed, derived from everything stored.
 
-Reads each affected trace's spans and log records in two set-based queries, runs the pure
-extraction (`traceladder.conventions.extract_trace`) per trace, and replaces the trace's rows in
-`tool_calls` and `tool_definitions` with one Arrow insert each. Runs inside the writer's
-transaction, so readers never see a trace's spans without its calls.
+First the set-based fold (`storage.set_fold`) settles, in SQL, every trace whose shape the
+conventions' SQL covers exactly; the rest are read in two set-based queries (spans, log records)
+and run through the pure extraction (`traceladder.conventions.extract_trace`), the reference.
+Each trace's rows in `tool_calls` and `tool_definitions` are replaced with one Arrow insert each.
+Runs inside the writer's transaction, so readers never see a trace's spans without its calls.
 """
 
 from __future__ import annotations
@@ -15,18 +16,20 @@ from typing import Any
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from traceladder.conventions import LogView, SpanView, TraceExtraction, extract_trace
+from traceladder.conventions import LogView, SpanView, ToolDefinition, TraceExtraction, extract_trace
+from traceladder.storage.set_fold import settle
 from traceladder.storage.trace_index import index_traces
 
 _SPANS = """
 SELECT trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, status_code, status_message,
        attributes, events, scope_name
-FROM spans SEMI JOIN affected_traces USING (trace_id) ORDER BY trace_id
+FROM spans SEMI JOIN python_traces USING (trace_id) ORDER BY trace_id
 """
 _LOGS = """
 SELECT trace_id, record_id, span_id, time_ns, event_name, body, attributes, scope_name
-FROM log_records SEMI JOIN affected_traces USING (trace_id) ORDER BY trace_id
+FROM log_records SEMI JOIN python_traces USING (trace_id) ORDER BY trace_id
 """
 
 _CALL_SCHEMA = pa.schema(
@@ -117,6 +120,20 @@ def _log_views(conn: duckdb.DuckDBPyConnection) -> dict[str, list[LogView]]:
     return out
 
 
+def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
+    columns = zip(*rows, strict=True) if rows else ([] for _ in schema.names)
+    return pa.table(dict(zip(schema.names, map(list, columns), strict=True)), schema=schema)
+
+
+def _definition_table(found: dict[str, list[ToolDefinition]]) -> pa.Table:
+    rows = [
+        (trace_id, d.name, d.description, d.parameters, d.convention, d.span_id, d.offered)
+        for trace_id, definitions in found.items()
+        for d in definitions
+    ]
+    return _table(rows, _DEFINITION_SCHEMA)
+
+
 def _tables(extracted: dict[str, TraceExtraction]) -> tuple[pa.Table, pa.Table]:
     calls = [
         (
@@ -141,28 +158,32 @@ def _tables(extracted: dict[str, TraceExtraction]) -> tuple[pa.Table, pa.Table]:
         for trace_id, x in extracted.items()
         for c in x.calls
     ]
-    definitions = [
-        (trace_id, d.name, d.description, d.parameters, d.convention, d.span_id, d.offered)
-        for trace_id, x in extracted.items()
-        for d in x.definitions
-    ]
-
-    def table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
-        columns = zip(*rows, strict=True) if rows else ([] for _ in schema.names)
-        return pa.table(dict(zip(schema.names, map(list, columns), strict=True)), schema=schema)
-
-    return table(calls, _CALL_SCHEMA), table(definitions, _DEFINITION_SCHEMA)
+    return _table(calls, _CALL_SCHEMA), _definition_table({t: x.definitions for t, x in extracted.items()})
 
 
-def derive_traces(conn: duckdb.DuckDBPyConnection, trace_ids: pa.Array) -> int:
-    """Replace the tool calls and definitions of `trace_ids`; returns how many traces were derived."""
+def derive_traces(conn: duckdb.DuckDBPyConnection, trace_ids: pa.Array, set_based: bool = True) -> int:
+    """Replace the tool calls and definitions of `trace_ids`; returns how many traces were derived.
+    `set_based=False` reads every trace with the Python extraction (the reference)."""
     if len(trace_ids) == 0:
         return 0
     conn.register("affected_traces", pa.table({"trace_id": trace_ids}))
     try:
-        spans, logs = _span_views(conn), _log_views(conn)
+        settled = settle(conn) if set_based else None
+        rest = trace_ids
+        if settled is not None and settled.trace_ids:
+            rest = pc.filter(
+                trace_ids, pc.invert(pc.is_in(trace_ids, pa.array(settled.trace_ids, pa.string())))
+            )
+        conn.register("python_traces", pa.table({"trace_id": rest}))
+        try:
+            spans, logs = _span_views(conn), _log_views(conn)
+        finally:
+            conn.unregister("python_traces")
         extracted = {t: extract_trace(spans.get(t, []), logs.get(t, [])) for t in spans.keys() | logs.keys()}
         calls, definitions = _tables(extracted)
+        if settled is not None and settled.calls is not None:
+            calls = pa.concat_tables([calls, settled.calls.cast(_CALL_SCHEMA)])
+            definitions = pa.concat_tables([definitions, _definition_table(settled.definitions)])
         conn.execute("DELETE FROM tool_calls WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
         conn.execute("DELETE FROM tool_definitions WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
         conn.register("derived_calls", calls)
@@ -181,4 +202,4 @@ def derive_traces(conn: duckdb.DuckDBPyConnection, trace_ids: pa.Array) -> int:
         index_traces(conn)
     finally:
         conn.unregister("affected_traces")
-    return len(extracted)
+    return len(extracted) + (len(settled.trace_ids) if settled is not None else 0)

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any, Final
 
 from traceladder.conventions import otel_genai as og
-from traceladder.conventions.base import LLM, OTHER, Convention, Messages, Role, Side
+from traceladder.conventions.base import LLM, OTHER, Convention, Messages, Role, Side, other_scope_sql
 from traceladder.conventions.sources import (
     REQUEST,
     DefinitionList,
@@ -91,6 +91,7 @@ def _parts(value: Any) -> list[dict[str, Any]]:
 class GoogleADK(Convention):
     name = NAME
     precedence = 5
+    untouched_sql = other_scope_sql(SCOPE)
     markers = frozenset({RESPONSE_ATTR, REQUEST_ATTR})
     role_sql = (
         f"CASE WHEN {{scope_name}} = '{SCOPE}' AND json_exists({{attributes}}, '$.\"{RESPONSE_ATTR}\"')"

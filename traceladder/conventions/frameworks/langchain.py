@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from traceladder.conventions import otel_genai as og
-from traceladder.conventions.base import Convention
+from traceladder.conventions.base import Convention, other_scope_sql
 from traceladder.conventions.sources import Execution, Sighting, sighting
 from traceladder.conventions.values import (
     ABSENT,
@@ -110,6 +110,7 @@ def _tool_message_content(value: Any) -> tuple[str | None, str | None] | None:
 class LangChain(Convention):
     name = NAME
     precedence = 5
+    untouched_sql = other_scope_sql(OPENINFERENCE_SCOPE, OPENLLMETRY_SCOPE)
 
     # role: the base conventions decide; this one only re-reads their spans
 

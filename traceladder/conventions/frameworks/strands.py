@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from traceladder.conventions import otel_genai as og
-from traceladder.conventions.base import Convention
+from traceladder.conventions.base import Convention, other_scope_sql
 from traceladder.conventions.sources import DefinitionSource, Execution
 from traceladder.conventions.values import ABSENT, ARGS_STRUCTURED, as_dict, loads, text
 from traceladder.conventions.views import SpanView
@@ -43,6 +43,7 @@ def _event(span: SpanView, name: str) -> dict[str, Any] | None:
 class Strands(Convention):
     name = NAME
     precedence = 5
+    untouched_sql = other_scope_sql(SCOPE)
 
     def refine_execution(self, span: SpanView, execution: Execution) -> Execution:
         if span.scope_name != SCOPE:

@@ -1,0 +1,123 @@
+"""Decoding a file's requests in worker processes, in the order they were read.
+
+The reader (the ingesting process) cuts each file's requests into *units* exactly where the
+serial decoder (`FileDecoder`) would flush its group of JSON trace bodies — after the body that
+fills `GROUP_BYTES`, before a protobuf request, at the end of the file — so a unit decoded on its
+own gives exactly the items the serial decoder gives for those requests, in the same order, and
+the results are the same with 1 and N processes (tests/test_parallel_ingest.py). Read problems
+travel inside their unit, so every problem is reported where the serial run reports it.
+
+Units are decoded by a pool of processes (spawned: DuckDB and its threads do not survive a fork),
+each with its own in-memory DuckDB; at most `2 × processes` units are in flight, so memory stays
+bounded whatever the file's size. The store is written only by the ingesting process, in unit
+order (one writer). With one process, or input that fits in one unit, nothing is spawned.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from traceladder.ingest.decoding import GROUP_BYTES, Decoded, FileDecoder, joins_group
+from traceladder.ingest.sources import Request, SourceError, read_source
+from traceladder.otlp import DecodeError
+from traceladder.otlp.decode import PROTOBUF
+
+Item = Decoded | DecodeError | SourceError
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Requests of one file that the serial decoder would decode as one group."""
+
+    file: int  # the file's position among the paths
+    last: bool  # the file's last unit
+    signal: str | None
+    requests: list[Request | SourceError]
+
+
+def units(path: str | Path, file: int, signal: str | None) -> Iterator[Unit]:
+    """The file's requests, cut where `FileDecoder` flushes (always at least one unit)."""
+    pending: list[Request | SourceError] = []
+    grouped = 0
+    for request in read_source(path):
+        if isinstance(request, Request) and request.content_type == PROTOBUF and grouped:
+            yield Unit(file, False, signal, pending)
+            pending, grouped = [], 0
+        pending.append(request)
+        if isinstance(request, Request) and joins_group(request, signal):
+            grouped += len(request.body)
+            if grouped >= GROUP_BYTES:
+                yield Unit(file, False, signal, pending)
+                pending, grouped = [], 0
+    yield Unit(file, True, signal, pending)
+
+
+_connection: duckdb.DuckDBPyConnection | None = None
+
+
+def decode_unit(unit: Unit) -> list[Item]:
+    """Every item of the unit, in the order the serial decoder gives them."""
+    global _connection
+    if _connection is None:  # one in-memory DuckDB per process, for the bulk JSON decoder
+        _connection = duckdb.connect()
+    decoder = FileDecoder(_connection, unit.signal)
+    out: list[Item] = []
+    for request in unit.requests:
+        if isinstance(request, SourceError):
+            out.append(request)
+        else:
+            out.extend(decoder.feed(request))
+    out.extend(decoder.flush())
+    return out
+
+
+class Decoders:
+    """Units in, items out, in order; a pool of `processes` started only when a second unit
+    exists (a small input never pays for starting processes)."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._pool: ProcessPoolExecutor | None = None
+        self._held: Unit | None = None
+        self._flight: deque[tuple[Unit, Future[list[Item]]]] = deque()
+
+    def submit(self, unit: Unit) -> Iterator[tuple[Unit, list[Item]]]:
+        """Queue a unit; yields the results that are due (in order) to keep memory bounded."""
+        if self.processes <= 1:
+            yield unit, decode_unit(unit)
+            return
+        if self._pool is None and self._held is None:
+            self._held = unit
+            return
+        if self._pool is None:
+            context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=context)
+            held, self._held = self._held, None
+            if held is not None:
+                self._flight.append((held, self._pool.submit(decode_unit, held)))
+        self._flight.append((unit, self._pool.submit(decode_unit, unit)))
+        while len(self._flight) > 2 * self.processes:
+            done, future = self._flight.popleft()
+            yield done, future.result()
+
+    def drain(self) -> Iterator[tuple[Unit, list[Item]]]:
+        if self._held is not None:
+            held, self._held = self._held, None
+            yield held, decode_unit(held)
+        while self._flight:
+            done, future = self._flight.popleft()
+            yield done, future.result()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            for _, future in self._flight:
+                future.cancel()
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
