@@ -16,9 +16,11 @@ CALL_COST = (100 * 1.0 + 20 * 2.0) / 1_000_000  # the scripted judge reports 100
 
 
 @pytest.fixture(scope="module")
-def suite_db(faulty_suite) -> Path:
-    """One sim:faulty run (seed 0), stored but not yet judged (every test judges a copy)."""
-    return faulty_suite[0]
+def suite_db(tmp_path_factory) -> Path:
+    """One sim:faulty run (seed 0), stored but not yet judged."""
+    db = tmp_path_factory.mktemp("rung5") / "run.duckdb"
+    assert cli("run", "--db", str(db), "--seed", "0", "--no-report").returncode == 0
+    return db
 
 
 @pytest.fixture
