@@ -21,6 +21,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
+from measures import add_options, measure, reporting  # bench/measures.py
 from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
 from traceladder.cases import load_cases
@@ -99,10 +100,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--smoke", action="store_true", help="a few pairs, one pass: the script runs")
+    add_options(parser)
     args = parser.parse_args()
     if args.smoke:
         args.pairs, args.repeat = 200, 1
+    with reporting(args):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     registry = SchemaRegistry(load_retail_domain().tool_schemas)
     pairs = workload(args.pairs)
     validity = [[registry.valid(c) for c in actual] for actual, _ in pairs]
@@ -116,6 +122,13 @@ def main() -> None:
     mine, theirs = min(ours), min(previous)
     print(f"pairs={len(pairs)} calls_per_pair={sum(len(a) for a, _ in pairs) / len(pairs):.1f}")
     print(f"pair_calls_us_per_pair={mine:.1f} previous_version_us={theirs:.1f} speedup={theirs / mine:.2f}x")
+    measure(
+        "pair_calls, same pairs",
+        1e6 / mine,
+        "pairs/s",
+        baseline=1e6 / theirs,
+        baseline_name="previous version",
+    )
 
 
 if __name__ == "__main__":

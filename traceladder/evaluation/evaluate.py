@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -29,10 +31,23 @@ from traceladder.storage.results import ResultTables, append_result_batches
 from traceladder.storage.sampling_log import record_sampling
 
 BATCH_TRACES = 20_000  # traces read, judged and written together (decision 100)
-# DuckDB's share while evaluating: enough for a batch's queries over real spans (64 MB ran out on
-# two simulated runs with their chat histories); it evicts cached blocks of the
-# store file instead of keeping them, so its memory does not grow with the store (decision 101)
-DUCKDB_MEMORY = "256MB"
+# DuckDB's share while evaluating: enough for a batch's queries; it evicts cached blocks of the
+# store file instead of keeping them, so its memory does not grow with the store (decision 101).
+DUCKDB_MEMORY = "64MB"
+# A read that needs more — DuckDB scans 2,048 rows at a time, and spans carrying whole chat
+# histories make one vector of attributes outgrow the cap — runs again with this much: the cap
+# bounds the cache, it must never fail an evaluation.
+DUCKDB_MEMORY_ROOMY = "1GB"
+R = TypeVar("R")
+
+
+def _roomy(store: Store, read: Callable[[], R]) -> R:
+    """`read()` under the cap, or once more with room when DuckDB runs out of memory."""
+    try:
+        return read()
+    except duckdb.OutOfMemoryException:
+        with store.memory_limit(DUCKDB_MEMORY_ROOMY):
+            return read()
 
 
 @dataclass(frozen=True)
@@ -71,7 +86,7 @@ def evaluate_store(
     they pass left for it.
     """
     with store.memory_limit(DUCKDB_MEMORY):
-        ids, named = unit_index(store, run_id, trace_ids)
+        ids, named = _roomy(store, partial(unit_index, store, run_id, trace_ids))
         if run_id and not len(ids):
             raise UserError(f"no traces of run {run_id} in {store.path}")
         ctx = build_context(
@@ -125,7 +140,8 @@ class _Pass:
         definitions, and whether it is the last."""
         store, ids = self.store, self.ids
         for start in range(0, len(ids), BATCH_TRACES):
-            units = read_units(store, self.run_id, ids[start : start + BATCH_TRACES])
+            chunk = ids[start : start + BATCH_TRACES]
+            units = _roomy(store, partial(read_units, store, self.run_id, chunk))
             units = [u for u in units if self.live.sampling.keeps(u.trace_id, u.error)]
             if not units:
                 continue
@@ -133,8 +149,10 @@ class _Pass:
             self.runs.update(u.run_id for u in units if u.run_id)
             if self.keep_units:
                 self.units.extend(units)
-            calls = read_call_table(store, [u.trace_id for u in units])
-            sets = read_definition_sets(store, (u.definitions for u in units if u.definitions))
+            traced = [u.trace_id for u in units]
+            keys = [u.definitions for u in units if u.definitions]
+            calls = _roomy(store, partial(read_call_table, store, traced))
+            sets = _roomy(store, partial(read_definition_sets, store, keys))
             yield (units, calls, sets), start + BATCH_TRACES >= len(ids)
 
     def summary(self) -> EvaluationSummary:
