@@ -17,10 +17,10 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def read_json_object(path: Path, what: str) -> dict[str, Any]:
-    """A JSON object from `path`; `what` names the file in errors ("baseline", "review", …)."""
+def read_text_file(path: Path, what: str) -> str:
+    """The UTF-8 text of `path`; `what` names the file in errors ("baseline", "system prompt", …)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{what} file {path} does not exist") from None
     except IsADirectoryError:
@@ -29,6 +29,11 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
         raise UserError(f"{what} file {path} is not UTF-8 text") from None
     except OSError as exc:
         raise UserError(f"cannot read {what} file {path}: {_reason(exc)}") from None
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON object from `path`; `what` names the file in errors ("baseline", "review", …)."""
+    text = read_text_file(path, what)
     try:
         value = json.loads(text)
     except RecursionError:

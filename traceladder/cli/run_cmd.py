@@ -27,6 +27,7 @@ from traceladder.domain.base import Domain
 from traceladder.domain.registry import load_domain
 from traceladder.errors import ExitCode, UserError
 from traceladder.evaluation import evaluate_store
+from traceladder.files import read_text_file
 from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import Store, open_store
 from traceladder.workflows.reports import load_report, save_json_report
@@ -239,16 +240,7 @@ def _with_prompt(domain: Domain, path: Path | None) -> Domain:
         return domain
     from dataclasses import replace
 
-    try:
-        prompt = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"system prompt file {path} does not exist") from None
-    except UnicodeDecodeError:
-        raise UserError(f"system prompt file {path} is not UTF-8 text") from None
-    except OSError as exc:
-        raise UserError(
-            f"cannot read system prompt file {path}: {exc.strerror or type(exc).__name__}"
-        ) from None
+    prompt = read_text_file(path, "system prompt")
     if not prompt.strip():
         raise UserError(f"system prompt file {path} is empty")
     return replace(domain, system_prompt=prompt)
