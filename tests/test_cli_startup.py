@@ -6,6 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+from conftest import cli
+
 
 def test_the_cli_starts_without_the_openai_library():
     code = (
@@ -36,18 +39,18 @@ try:
     code = main(sys.argv[1:])
 except SystemExit as exc:  # --version exits from the parser
     code = exc.code
-heavy = sorted(m for m in {heavy!r} if m in sys.modules)
+heavy = sorted(m for m in {watch!r} if m in sys.modules)
 commands = sorted(m for m in sys.modules if m.startswith("traceladder.cli.") and m.endswith("_cmd"))
 print(repr((code, heavy, commands)), file=sys.stderr)
 """
 
 
-def loaded_by(*argv: str) -> tuple[object, list[str], list[str]]:
-    """(exit code, heavy modules imported, command modules imported) of `traceladder ARGV`."""
+def loaded_by(*argv: str, watch: tuple[str, ...] = HEAVY) -> tuple[object, list[str], list[str]]:
+    """(exit code, modules of `watch` imported, command modules imported) of `traceladder ARGV`."""
     import ast
 
     out = subprocess.run(
-        [sys.executable, "-c", LOADED_AFTER_MAIN.format(heavy=HEAVY), *argv],
+        [sys.executable, "-c", LOADED_AFTER_MAIN.format(watch=watch), *argv],
         capture_output=True, text=True, check=True, timeout=120,
     )  # fmt: skip
     return ast.literal_eval(out.stderr.strip().splitlines()[-1])
@@ -63,7 +66,55 @@ def test_sql_select_1_imports_only_its_command_and_no_heavy_library(tmp_path):
     db = tmp_path / "s.duckdb"
     with Store(db):
         pass
-    assert loaded_by("sql", "--db", str(db), "SELECT 1") == (0, [], ["traceladder.cli.sql_cmd"])
+    watch = HEAVY + OURS_HEAVY + ("traceladder.domain", "traceladder.evaluators")
+    assert loaded_by("sql", "--db", str(db), "SELECT 1", watch=watch) == (0, [], ["traceladder.cli.sql_cmd"])
+
+
+# Our own modules that are heavy for the same reason: the ladder (its schema rung loads jsonschema
+# and fastjsonschema), the case loader and validator, the declarative domain builder (jsonschema,
+# tomllib). Reading a stored run needs none of them.
+OURS_HEAVY = (
+    "traceladder.evaluators.analysis",
+    "traceladder.evaluators.schema",
+    "traceladder.cases.loader",
+    "traceladder.cases.validator",
+    "traceladder.domain.declarative",
+)
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory):
+    """A store holding one finished, evaluated run of one case on the simulator."""
+    db = tmp_path_factory.mktemp("startup") / "store.duckdb"
+    done = cli("run", "--db", str(db), "--model", "sim:faulty", "--case", "fc-d4-001")
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+def test_report_as_text_imports_neither_the_ladder_nor_jsonschema_nor_a_heavy_library(one_run):
+    assert loaded_by("report", "--db", str(one_run), watch=HEAVY + OURS_HEAVY) == (
+        0, [], ["traceladder.cli.report_cmd"]
+    )  # fmt: skip
+
+
+def test_report_as_json_still_validates_it_against_report_v1(one_run):
+    """The laziness moves jsonschema to where a report is validated; it does not skip validation."""
+    assert loaded_by("report", "--db", str(one_run), "--format", "json", watch=("jsonschema",)) == (
+        0, ["jsonschema"], ["traceladder.cli.report_cmd"]
+    )  # fmt: skip
+
+
+def test_gate_on_a_pass_rate_imports_no_report_no_domain_no_rich_and_no_heavy_library(one_run):
+    """`gate --min-pass-rate` reads verdicts and prints one line: the report's builder (the domain,
+    the case model), its renderers (rich, ElementTree) and the baseline's reader load only for
+    --junit and --baseline."""
+    watch = HEAVY + OURS_HEAVY + (
+        "rich", "xml.etree", "traceladder.domain", "traceladder.workflows.reports",
+        "traceladder.workflows.baselines",
+    )  # fmt: skip
+    assert loaded_by("gate", "--db", str(one_run), "--min-pass-rate", "0", watch=watch) == (
+        0, [], ["traceladder.cli.gate_cmd"]
+    )  # fmt: skip
 
 
 def test_the_registry_names_the_one_subcommand_each_module_registers():

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from traceladder.evaluation.assemble import LiveOptions
     from traceladder.evaluators.ladder import Ladder
 
@@ -83,30 +83,11 @@ def run_id_arg(text: str) -> str:
     return text
 
 
-class StdoutConsole(Console):
-    """A rich console for stdout whose closed pipe (`traceladder … | head`) reaches `main`, which
-    treats it as the reader leaving — rich's own handler would exit 1."""
-
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError(32, "Broken pipe")
-
-
-PIPED_WIDTH = 120  # rich's 80 would fold every explanation in a CI log
-
-
 def terminal(min_width: int = 0) -> Console:
-    """The real terminal's width, at least `min_width`. Piped output is exactly as wide as
-    `COLUMNS` says when it is set (the reader's own width: a pager, a CI log viewer, `fold`),
-    else `PIPED_WIDTH` (at least `min_width`). Tables wrap their cells to fit, never cut them."""
-    console = StdoutConsole()
-    if console.is_terminal:
-        return StdoutConsole(width=max(console.width, min_width))
-    return StdoutConsole(width=_columns() or max(PIPED_WIDTH, min_width))
+    """`cli.console.terminal`: rich is imported by the commands that print a table, on first use."""
+    from traceladder.cli.console import terminal as make
 
-
-def _columns() -> int | None:
-    raw = os.environ.get("COLUMNS", "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else None
+    return make(min_width)
 
 
 def add_domain_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:

@@ -14,7 +14,6 @@ from traceladder.cli.common import add_db_option, db_path, run_id_arg, terminal
 from traceladder.errors import ExitCode, UserError
 from traceladder.files import write_text
 from traceladder.live import DEFAULT_LIVE_HOURS
-from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import open_store
 from traceladder.storage.readers import latest_run
 from traceladder.workflows.reports import FORMATS, load_report, render
@@ -118,6 +117,8 @@ def handle(args: argparse.Namespace) -> int:
         write_text(args.output, render(report, args.format), "report")
         print(f"report_path={args.output}")
     elif args.format == "text":
+        from traceladder.reporting.terminal import render_text  # rich: only when printing text
+
         render_text(report, terminal())
     else:
         sys.stdout.write(render(report, args.format))

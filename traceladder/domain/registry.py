@@ -29,16 +29,26 @@ def available() -> dict[str, str]:
     return {**found, **_BUILTIN}
 
 
+def is_installed(name: str) -> bool:
+    """Whether `name` is a built-in or an installed plug-in's domain (`name in available()`). A
+    built-in is answered without reading the entry points: that reads the metadata of every
+    installed package (~70 ms in a development environment, on every `report`)."""
+    return name in _BUILTIN or name in available()
+
+
 @cache
 def load_domain(name: str = DEFAULT_DOMAIN) -> Domain:
-    from traceladder.domain.declarative import directory_spec, load_directory
-
-    directory = directory_spec(name, frozenset(available()))
-    if directory is not None:
-        return load_directory(directory)
-    target = available().get(name)
+    target = _BUILTIN.get(name)  # a built-in is never a directory, and no plug-in shadows it
     if target is None:
-        raise UserError(f"unknown domain {name!r}; installed: {', '.join(sorted(available()))}")
+        from traceladder.domain.declarative import directory_spec, load_directory
+
+        installed = available()
+        directory = directory_spec(name, frozenset(installed))
+        if directory is not None:
+            return load_directory(directory)
+        target = installed.get(name)
+        if target is None:
+            raise UserError(f"unknown domain {name!r}; installed: {', '.join(sorted(installed))}")
     module_name, _, attribute = target.partition(":")
     try:
         obj = getattr(import_module(module_name), attribute)

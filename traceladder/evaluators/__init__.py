@@ -3,7 +3,6 @@ Nothing here touches DuckDB or OpenTelemetry."""
 
 from typing import TYPE_CHECKING
 
-from traceladder.evaluators.inputs import DomainRules, TraceInputs
 from traceladder.evaluators.types import (
     VERDICTS,
     ArgDiff,
@@ -17,7 +16,18 @@ from traceladder.evaluators.types import (
 )
 
 if TYPE_CHECKING:
+    from traceladder.evaluators.inputs import DomainRules, TraceInputs
     from traceladder.evaluators.ladder import EVALUATOR_VERSION, Ladder, Rung, load_ladder
+
+# Loaded on first use, by the module that owns each name.
+_LAZY = {
+    "EVALUATOR_VERSION": "ladder",
+    "Ladder": "ladder",
+    "Rung": "ladder",
+    "load_ladder": "ladder",
+    "DomainRules": "inputs",
+    "TraceInputs": "inputs",
+}
 
 __all__ = [
     "EVALUATOR_VERSION",
@@ -39,10 +49,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """The ladder (every rung, and jsonschema with them) is imported on first use: importing
-    `evaluators.types` for a result's shape — as `report` and `gate` do — should not load it."""
-    if name in {"EVALUATOR_VERSION", "Ladder", "Rung", "load_ladder"}:
-        from traceladder.evaluators import ladder
+    """The ladder (every rung, and jsonschema with them) and a trace's inputs (the case model,
+    and the case loader with it) are imported on first use: importing `evaluators.types` for a
+    result's shape — as `report` and `gate` do — should load neither."""
+    if name in _LAZY:
+        from importlib import import_module
 
-        return getattr(ladder, name)
+        return getattr(import_module(f"traceladder.evaluators.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,11 +11,13 @@ unusable) is `not_evaluated` with that reason — never a pass.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from traceladder.evaluators.analysis import Analysis
-from traceladder.evaluators.inputs import TraceInputs
 from traceladder.evaluators.types import Finding, RungResult
+
+if TYPE_CHECKING:  # the reports read NAME: the analysis (and jsonschema with it) is the ladder's
+    from traceladder.evaluators.analysis import Analysis
+    from traceladder.evaluators.inputs import TraceInputs
 
 NUMBER = 5
 NAME = "judge"

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from traceladder.domain.registry import available, load_domain
+from traceladder.domain.registry import is_installed, load_domain
 from traceladder.errors import UserError
 from traceladder.reporting.comparison import SAME_SUITE_KEY, compare_sides
 from traceladder.reporting.leaderboard import leaderboard
@@ -70,7 +70,7 @@ def check_same_suite(infos: Sequence[RunInfo]) -> None:
 
 
 def _dimensions(domain: str | None) -> tuple[str, ...]:
-    if domain and domain in available():
+    if domain and is_installed(domain):
         suite = load_domain(domain).suite
         return tuple(suite.dimensions) if suite else ()
     return ()

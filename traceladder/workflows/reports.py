@@ -12,14 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from traceladder.domain.registry import available, load_domain
+from traceladder.domain.registry import is_installed, load_domain
 from traceladder.files import write_text
 from traceladder.instrumentation.semconv import QUIRKS
 from traceladder.reporting.build import build_report, report_problems
-from traceladder.reporting.junit import render_junit
-from traceladder.reporting.terminal import render_text
 from traceladder.schemas import require_valid
 from traceladder.storage.db import Store
 from traceladder.storage.readers import run_rows
@@ -34,7 +30,7 @@ def load_report(store: Store, run_id: str) -> dict[str, Any]:
     name = rows.run.get("domain") or next((r["domain"] for r in rows.results if r["domain"]), None)
     dimensions: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
-    if name and name in available():
+    if name and is_installed(name):
         domain = load_domain(name)
         dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
         tools = domain.tool_names
@@ -63,8 +59,15 @@ def render(report: dict[str, Any], fmt: str) -> str:
     text = report_json(report)  # every format renders a validated report
     if fmt == "json":
         return text
+    # Each renderer loads with its format (rich, ElementTree): `gate` without --junit needs neither.
     if fmt == "junit":
+        from traceladder.reporting.junit import render_junit
+
         return render_junit(report)
+    from rich.console import Console
+
+    from traceladder.reporting.terminal import render_text
+
     console = Console(record=True, width=120, file=io.StringIO())
     render_text(report, console)
     return console.export_text()

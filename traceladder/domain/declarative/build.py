@@ -24,9 +24,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from traceladder.cases.spec import CategorySpec, SuiteSpec, SuiteTotals
 from traceladder.domain.base import ChainSpec, Domain
 from traceladder.domain.declarative.replay import Recorded, ReplaySandbox, replay_key
@@ -152,6 +149,11 @@ def _tools(data: bytes | None, problems: list[str]) -> list[dict[str, Any]] | No
     if not isinstance(tools, list) or not tools:
         problems.append("tools.json must be a non-empty JSON list of OpenAI function tools")
         return None
+    # Here, not at import: the registry imports this module to resolve every --domain, and a
+    # built-in domain's name must not load jsonschema (~130 ms) for `report`.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     ok = True
     for index, tool in enumerate(tools):
         fn = tool.get("function") if isinstance(tool, dict) else None

@@ -67,7 +67,7 @@ def build_domain(files: Mapping[str, bytes]) -> Domain:
         + "\n\nStore policy (policy.json):\n"
         + json.dumps(policy, ensure_ascii=False, indent=1),
     )
-    world = RetailWorld(fixtures, policy, domain.validators)
+    world = RetailWorld(fixtures, policy, lambda: domain.validators)
     return domain
 
 

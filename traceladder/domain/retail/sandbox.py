@@ -10,30 +10,43 @@ import copy
 import json
 from collections.abc import Callable, Mapping
 from datetime import date
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from traceladder.domain.base import LedgerEntry, ToolOutcome
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 Args = dict[str, Any]
 
 
 class RetailWorld:
     """The frozen fixtures, their indexes and the compiled argument validators — built once per
-    domain and shared read-only by every sandbox (a sandbox per case must not recompile them)."""
+    domain and shared read-only by every sandbox (a sandbox per case must not recompile them).
+
+    The validators are compiled by `compile_validators` when the first sandbox is made: a command
+    that only names the domain (`report`, for its dimensions and tools) compiles none, and does
+    not import jsonschema."""
 
     def __init__(
-        self, fixtures: dict[str, Any], policy: dict[str, Any], validators: Mapping[str, Draft202012Validator]
+        self,
+        fixtures: dict[str, Any],
+        policy: dict[str, Any],
+        compile_validators: Callable[[], Mapping[str, Draft202012Validator]],
     ) -> None:
         self.fixtures = fixtures
         self.policy = policy
-        self.validators = validators
+        self._compile_validators = compile_validators
         self.users = {u["user_id"]: u for u in fixtures["users"]}
         self.orders = {o["order_id"]: o for o in fixtures["orders"]}
         self.products = {p["product_id"]: p for p in fixtures["products"]}
         self.variants = {v["item_id"]: (p, v) for p in fixtures["products"] for v in p["variants"]}
         self.today = date.fromisoformat(fixtures["today"])
+
+    @cached_property
+    def validators(self) -> Mapping[str, Draft202012Validator]:
+        return self._compile_validators()
 
 
 class RetailSandbox:
