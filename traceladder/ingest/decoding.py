@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from traceladder.ingest.sources import Request
+from traceladder.ingest.requests import Request
 from traceladder.otlp import DecodedBatch, DecodeError, decode_logs, decode_traces
 from traceladder.otlp.decode import JSON, PROTOBUF
 from traceladder.otlp.shred import shred_traces

@@ -25,11 +25,11 @@ from pathlib import Path
 import duckdb
 
 from traceladder.ingest.decoding import GROUP_BYTES, Decoded, FileDecoder, joins_group
-from traceladder.ingest.sources import Request, SourceError, read_source
+from traceladder.ingest.requests import ReadError, Request, read_requests
 from traceladder.otlp import DecodeError
 from traceladder.otlp.decode import PROTOBUF
 
-Item = Decoded | DecodeError | SourceError
+Item = Decoded | DecodeError | ReadError
 
 
 @dataclass(frozen=True)
@@ -39,14 +39,14 @@ class Unit:
     file: int  # the file's position among the paths
     last: bool  # the file's last unit
     signal: str | None
-    requests: list[Request | SourceError]
+    requests: list[Request | ReadError]
 
 
 def units(path: str | Path, file: int, signal: str | None) -> Iterator[Unit]:
     """The file's requests, cut where `FileDecoder` flushes (always at least one unit)."""
-    pending: list[Request | SourceError] = []
+    pending: list[Request | ReadError] = []
     grouped = 0
-    for request in read_source(path):
+    for request in read_requests(path):
         if isinstance(request, Request) and request.content_type == PROTOBUF and grouped:
             yield Unit(file, False, signal, pending)
             pending, grouped = [], 0
@@ -70,7 +70,7 @@ def decode_unit(unit: Unit) -> list[Item]:
     decoder = FileDecoder(_connection, unit.signal)
     out: list[Item] = []
     for request in unit.requests:
-        if isinstance(request, SourceError):
+        if isinstance(request, ReadError):
             out.append(request)
         else:
             out.extend(decoder.feed(request))

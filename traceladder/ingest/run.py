@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from traceladder.ingest.decoding import Decoded
 from traceladder.ingest.parallel import Decoders, Item, Unit, units
-from traceladder.ingest.sources import Request, SourceError, expand
+from traceladder.ingest.requests import ReadError, Request, expand
 from traceladder.otlp import DecodeError
 from traceladder.storage.db import Store
 from traceladder.storage.writes import write_batch
@@ -88,8 +88,8 @@ def ingest(
     files: list[str | Path] = []
     found: list[str] = []
 
-    def take(item: Decoded | DecodeError | SourceError) -> None:
-        if isinstance(item, DecodeError | SourceError):
+    def take(item: Decoded | DecodeError | ReadError) -> None:
+        if isinstance(item, DecodeError | ReadError):
             found.append(str(item))
             return
         n = item.batch.table.num_rows
