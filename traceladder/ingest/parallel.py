@@ -40,23 +40,24 @@ class Unit:
     last: bool  # the file's last unit
     signal: str | None
     requests: list[Request | ReadError]
+    group_bytes: int = GROUP_BYTES  # where the serial decoder flushes its group
 
 
-def units(path: str | Path, file: int, signal: str | None) -> Iterator[Unit]:
+def units(path: str | Path, file: int, signal: str | None, group_bytes: int = GROUP_BYTES) -> Iterator[Unit]:
     """The file's requests, cut where `FileDecoder` flushes (always at least one unit)."""
     pending: list[Request | ReadError] = []
     grouped = 0
     for request in read_requests(path):
         if isinstance(request, Request) and request.content_type == PROTOBUF and grouped:
-            yield Unit(file, False, signal, pending)
+            yield Unit(file, False, signal, pending, group_bytes)
             pending, grouped = [], 0
         pending.append(request)
         if isinstance(request, Request) and joins_group(request, signal):
             grouped += len(request.body)
-            if grouped >= GROUP_BYTES:
-                yield Unit(file, False, signal, pending)
+            if grouped >= group_bytes:
+                yield Unit(file, False, signal, pending, group_bytes)
                 pending, grouped = [], 0
-    yield Unit(file, True, signal, pending)
+    yield Unit(file, True, signal, pending, group_bytes)
 
 
 _connection: duckdb.DuckDBPyConnection | None = None
@@ -67,7 +68,7 @@ def decode_unit(unit: Unit) -> list[Item]:
     global _connection
     if _connection is None:  # one in-memory DuckDB per process, for the bulk JSON decoder
         _connection = duckdb.connect()
-    decoder = FileDecoder(_connection, unit.signal)
+    decoder = FileDecoder(_connection, unit.signal, unit.group_bytes)
     out: list[Item] = []
     for request in unit.requests:
         if isinstance(request, ReadError):
