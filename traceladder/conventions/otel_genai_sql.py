@@ -71,10 +71,13 @@ WITH llm0 AS MATERIALIZED (
          row_number() OVER (PARTITION BY trace_id ORDER BY start_ns, span_id) AS turn,
          count(*) OVER (PARTITION BY trace_id, start_ns) AS same_time,
          {_type(output_messages)} AS out_type, {_text(output_messages)} AS out_text,
-         {_type(input_messages)} AS in_type, {_text(input_messages)} AS in_text
+         {_type(input_messages)} AS in_type, {_text(input_messages)} IS NOT NULL AS has_history,
+         -- the history is the largest text of a span: read once here, never carried further
+         len(regexp_extract_all({_text(input_messages)}, '"role"{_PY_SPACE}*:{_PY_SPACE}*"assistant"'))
+           AS history_assistants
   FROM fold_spans WHERE role = 'llm'
 ), llm AS (
-  SELECT *, max(turn) FILTER (WHERE in_text IS NOT NULL) OVER (PARTITION BY trace_id) AS last_history_turn
+  SELECT *, max(turn) FILTER (WHERE has_history) OVER (PARTITION BY trace_id) AS last_history_turn
   FROM llm0
 ), readable AS (
   SELECT *, out_type = 'VARCHAR' AND json_valid(out_text) AND try(json_type(out_text)) = 'ARRAY'
@@ -151,8 +154,7 @@ UNION ALL
 SELECT l.trace_id FROM llm l JOIN llm o ON o.trace_id = l.trace_id AND o.span_id = l.parent_span_id
 UNION ALL
 SELECT l.trace_id FROM resp l
-WHERE l.in_text IS NOT NULL AND l.turn > l.first_call_turn
-  AND len(regexp_extract_all(l.in_text, '"role"{_PY_SPACE}*:{_PY_SPACE}*"assistant"')) <> l.turn - 1
+WHERE l.has_history AND l.turn > l.first_call_turn AND l.history_assistants <> l.turn - 1
 """
     calls = f"""
 SELECT trace_id,

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import duckdb
 
-from traceladder.ingest.sources import Request
+from traceladder.ingest.requests import Request
 from traceladder.otlp import DecodedBatch, DecodeError, decode_logs, decode_traces
 from traceladder.otlp.decode import JSON, PROTOBUF
 from traceladder.otlp.shred import shred_traces
 
-GROUP_BYTES = 32 << 20  # JSON trace bodies per DuckDB query
+GROUP_BYTES = 32 << 20  # JSON trace bodies per DuckDB query (the default; `ingest` may pass less)
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,12 @@ def joins_group(request: Request, signal: str | None) -> bool:
 class FileDecoder:
     """Decodes one file's requests; yields results in file order (JSON traces grouped)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, signal: str | None) -> None:
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, signal: str | None, group_bytes: int = GROUP_BYTES
+    ) -> None:
         self.con = con
         self.signal = signal
+        self.group_bytes = group_bytes
         self._group: list[Request] = []
         self._group_bytes = 0
 
@@ -93,7 +96,7 @@ class FileDecoder:
             return
         self._group.append(request)
         self._group_bytes += len(request.body)
-        if self._group_bytes >= GROUP_BYTES:
+        if self._group_bytes >= self.group_bytes:
             yield from self.flush()
 
     def _exact(self, request: Request, signal: str) -> Iterator[Decoded | DecodeError]:

@@ -25,11 +25,11 @@ from pathlib import Path
 import duckdb
 
 from traceladder.ingest.decoding import GROUP_BYTES, Decoded, FileDecoder, joins_group
-from traceladder.ingest.sources import Request, SourceError, read_source
+from traceladder.ingest.requests import ReadError, Request, read_requests
 from traceladder.otlp import DecodeError
 from traceladder.otlp.decode import PROTOBUF
 
-Item = Decoded | DecodeError | SourceError
+Item = Decoded | DecodeError | ReadError
 
 
 @dataclass(frozen=True)
@@ -39,24 +39,25 @@ class Unit:
     file: int  # the file's position among the paths
     last: bool  # the file's last unit
     signal: str | None
-    requests: list[Request | SourceError]
+    requests: list[Request | ReadError]
+    group_bytes: int = GROUP_BYTES  # where the serial decoder flushes its group
 
 
-def units(path: str | Path, file: int, signal: str | None) -> Iterator[Unit]:
+def units(path: str | Path, file: int, signal: str | None, group_bytes: int = GROUP_BYTES) -> Iterator[Unit]:
     """The file's requests, cut where `FileDecoder` flushes (always at least one unit)."""
-    pending: list[Request | SourceError] = []
+    pending: list[Request | ReadError] = []
     grouped = 0
-    for request in read_source(path):
+    for request in read_requests(path):
         if isinstance(request, Request) and request.content_type == PROTOBUF and grouped:
-            yield Unit(file, False, signal, pending)
+            yield Unit(file, False, signal, pending, group_bytes)
             pending, grouped = [], 0
         pending.append(request)
         if isinstance(request, Request) and joins_group(request, signal):
             grouped += len(request.body)
-            if grouped >= GROUP_BYTES:
-                yield Unit(file, False, signal, pending)
+            if grouped >= group_bytes:
+                yield Unit(file, False, signal, pending, group_bytes)
                 pending, grouped = [], 0
-    yield Unit(file, True, signal, pending)
+    yield Unit(file, True, signal, pending, group_bytes)
 
 
 _connection: duckdb.DuckDBPyConnection | None = None
@@ -67,10 +68,10 @@ def decode_unit(unit: Unit) -> list[Item]:
     global _connection
     if _connection is None:  # one in-memory DuckDB per process, for the bulk JSON decoder
         _connection = duckdb.connect()
-    decoder = FileDecoder(_connection, unit.signal)
+    decoder = FileDecoder(_connection, unit.signal, unit.group_bytes)
     out: list[Item] = []
     for request in unit.requests:
-        if isinstance(request, SourceError):
+        if isinstance(request, ReadError):
             out.append(request)
         else:
             out.extend(decoder.feed(request))

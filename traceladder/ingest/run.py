@@ -1,9 +1,14 @@
 """Ingesting decoded requests into the store in bulk, and accounting for every file.
 
-Rows are written in transactions of about `batch_rows` rows (Arrow, set-based, idempotent —
-`storage.writes.write_batch`), so ingesting a file twice adds nothing and an interrupted ingest
-keeps every batch it committed. A bad file or line costs only itself: it is reported on one line
-with its location and the rest goes on.
+Rows are written in transactions of at most about `batch_rows` rows or `batch_bytes` of decoded
+rows, whichever comes first (Arrow, set-based, idempotent — `storage.writes.write_batch`), so
+ingesting a file twice adds nothing and an interrupted ingest keeps every batch it committed. A bad
+file or line costs only itself: it is reported on one line with its location and the rest goes on.
+
+Bounded memory, whatever the size of the input: files are read request by request, decoded a
+group (`group_bytes` of JSON) at a time, written a batch at a time, and DuckDB's share is capped
+while ingesting (`INGEST_MEMORY`) — uncapped it keeps the blocks it wrote cached up to 80% of RAM,
+so the process grew with the file even though every batch had been written (decision 181).
 """
 
 from __future__ import annotations
@@ -11,17 +16,29 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
+import duckdb
 import pyarrow as pa
 
-from traceladder.ingest.decoding import Decoded
+from traceladder.ingest.decoding import GROUP_BYTES, Decoded
 from traceladder.ingest.parallel import Decoders, Item, Unit, units
-from traceladder.ingest.sources import Request, SourceError, expand
+from traceladder.ingest.requests import ReadError, Request, expand
 from traceladder.otlp import DecodeError
 from traceladder.storage.db import Store
 from traceladder.storage.writes import write_batch
 
+_T = TypeVar("_T")
+
 BATCH_ROWS = 50_000
+# Decoded rows per transaction, however large each span is: agent spans carrying whole chat
+# histories are ~4 KB, so 50,000 of them held ~200 MB of Arrow plus DuckDB's copy.
+BATCH_BYTES = 64 << 20
+# DuckDB's share while ingesting: enough for a batch's insert and fold, the rest evicted.
+INGEST_MEMORY = "256MB"
+# A batch that needs more (spans of megabytes each; DuckDB works 2,048 rows at a time) is written
+# once more with this much: the cap bounds the cache, it must never fail an ingest.
+INGEST_MEMORY_ROOMY = "2GB"
 
 
 @dataclass
@@ -44,17 +61,19 @@ def _with_source(table: pa.Table, source: str) -> pa.Table:
 
 
 class _Buffer:
-    def __init__(self, store: Store, summary: IngestSummary, batch_rows: int) -> None:
-        self.store, self.summary, self.batch_rows = store, summary, batch_rows
+    def __init__(self, store: Store, summary: IngestSummary, batch_rows: int, batch_bytes: int) -> None:
+        self.store, self.summary = store, summary
+        self.batch_rows, self.batch_bytes = batch_rows, batch_bytes
         self.tables: dict[str, list[pa.Table]] = {"spans": [], "logs": []}
-        self.rows = 0
+        self.rows = self.bytes = 0
 
     def add(self, item: Decoded, source: str) -> None:
         kind = "spans" if item.signal == "traces" else "logs"
         if item.batch.table.num_rows:
             self.tables[kind].append(_with_source(item.batch.table, source))
             self.rows += item.batch.table.num_rows
-        if self.rows >= self.batch_rows:
+            self.bytes += item.batch.table.nbytes
+        if self.rows >= self.batch_rows or self.bytes >= self.batch_bytes:
             self.flush()
 
     def flush(self) -> None:
@@ -62,12 +81,22 @@ class _Buffer:
             return
         spans = pa.concat_tables(self.tables["spans"]) if self.tables["spans"] else None
         logs = pa.concat_tables(self.tables["logs"]) if self.tables["logs"] else None
-        counts = write_batch(self.store, spans=spans, logs=logs)
+        counts = _roomy(self.store, lambda: write_batch(self.store, spans=spans, logs=logs))
         self.summary.new_spans += counts.spans
         self.summary.new_logs += counts.logs
         self.summary.traces += counts.traces
         self.tables = {"spans": [], "logs": []}
-        self.rows = 0
+        self.rows = self.bytes = 0
+
+
+def _roomy(store: Store, write: Callable[[], _T]) -> _T:
+    """`write()` under the cap, or once more with room when DuckDB runs out of memory (the
+    transaction was rolled back, and the write is idempotent)."""
+    try:
+        return write()
+    except duckdb.OutOfMemoryException:
+        with store.memory_limit(INGEST_MEMORY_ROOMY):
+            return write()
 
 
 def ingest(
@@ -78,18 +107,21 @@ def ingest(
     batch_rows: int = BATCH_ROWS,
     on_problem: Callable[[str], None] | None = None,
     processes: int = 1,
+    batch_bytes: int = BATCH_BYTES,
+    group_bytes: int = GROUP_BYTES,
 ) -> IngestSummary:
     """Ingest every request in `paths`; problems are collected (and passed to `on_problem`), one
     line per file however many of its requests were bad. `processes` > 1 decodes in that many
-    worker processes (`ingest.parallel`); the rows, counts and problems are the same."""
+    worker processes (`ingest.parallel`); the rows, counts and problems are the same. Memory is
+    bounded by the batch and group sizes, not by the input's (the module's docstring)."""
     summary = IngestSummary()
-    buffer = _Buffer(store, summary, batch_rows)
+    buffer = _Buffer(store, summary, batch_rows, batch_bytes)
     decoders = Decoders(processes)
     files: list[str | Path] = []
     found: list[str] = []
 
-    def take(item: Decoded | DecodeError | SourceError) -> None:
-        if isinstance(item, DecodeError | SourceError):
+    def take(item: Decoded | DecodeError | ReadError) -> None:
+        if isinstance(item, DecodeError | ReadError):
             found.append(str(item))
             return
         n = item.batch.table.num_rows
@@ -118,14 +150,17 @@ def ingest(
                 found.clear()
 
     try:
-        for path in expand(list(paths)):
-            summary.files += 1
-            files.append(path)
-            for unit in units(path, len(files) - 1, signal):
-                summary.requests += sum(isinstance(r, Request) for r in unit.requests)
-                done(decoders.submit(unit))
-        done(decoders.drain())
-        buffer.flush()
+        with store.memory_limit(INGEST_MEMORY):
+            for path in expand(list(paths)):
+                summary.files += 1
+                files.append(path)
+                for unit in units(path, len(files) - 1, signal, group_bytes):
+                    summary.requests += sum(isinstance(r, Request) for r in unit.requests)
+                    done(decoders.submit(unit))
+            done(decoders.drain())
+            buffer.flush()
+            # under the cap too: closing the store would otherwise fold the WAL in uncapped
+            _roomy(store, lambda: store.execute("CHECKPOINT"))
     finally:
         decoders.close()
     return summary

@@ -2,7 +2,8 @@
 
 `json_format` (the receiver's JSON path) is exact but pure Python (~4.5k spans/s). Here the
 request → row mapping runs in DuckDB's vectorised JSON functions, many requests per query (a query
-costs ~20 ms of fixed overhead), with a Python post-pass only for rare shapes (bench/ingest_throughput.py):
+costs ~20 ms of fixed overhead), with a Python post-pass (`otlp.shred_post`) only for rare shapes
+(bench/ingest_throughput.py):
 
 * `json_transform` parses each request once into a typed STRUCT. The recursive AnyValue is typed
   one level deep — every extra level doubles the struct and the SQL (2^depth: at depth 6 planning
@@ -22,33 +23,20 @@ the last one wins, as in the protobuf path.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.conventions.columns import tool_columns
-from traceladder.conventions.registry import decider_sql, role_sql, tool_column_rules, tool_json_markers
+from traceladder.conventions.registry import decider_sql, role_sql, tool_column_rules
 from traceladder.instrumentation import semconv as sc
-from traceladder.otlp.otlp_json import json_id
-from traceladder.otlp.rows import (
-    KIND_NAMES,
-    STATUS_NAMES,
-    TOOL_COLUMN_NAMES,
-    TRACE_SCHEMA,
-    DecodedBatch,
-    DecodeError,
-    Rejected,
-)
-from traceladder.otlp.values import dumps, finite, loads
+from traceladder.otlp.rows import KIND_NAMES, STATUS_NAMES, TOOL_COLUMN_NAMES, DecodeError, Rejected
+from traceladder.otlp.shred_post import DEEP_KEY, post_process, split
 
-_DEEP_KEY = "\x00traceladder.deep-anyvalue"
-_DEEP_KEY_JSON = "\\u0000traceladder.deep-anyvalue"
+_DEEP_KEY_JSON = json.dumps(DEEP_KEY)[1:-1]  # as the marker's key is written inside the SQL's JSON text
 _MARKER = '"' + _DEEP_KEY_JSON + '":'
 _AV1 = {
     "stringValue": "VARCHAR",
@@ -112,7 +100,7 @@ def _scalar_attr(key: str) -> str:
 
 def _string_attr(key: str) -> str:
     """SQL: the string value of attribute `key` (last duplicate wins), NULL when absent or not a
-    string (`with_tool_columns` then reads the span in Python)."""
+    string (the post-pass, `otlp.shred_post`, then reads the span in Python)."""
     return f"list_filter(typed, lambda a: a.key = '{_quoted(key)}')[-1].value.stringValue"
 
 
@@ -285,160 +273,6 @@ def prepare(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-# -- the Python post-pass: OTLP/JSON dicts → plain values (rare rows only) ----------------------
-
-
-def _int(x: Any) -> int:
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        return 0
-
-
-def _list(x: Any) -> list[Any]:
-    return x if isinstance(x, list) else []
-
-
-def json_any(v: Any) -> Any:
-    """An OTLP/JSON AnyValue dict → plain value (mirrors `values.any_value` for messages)."""
-    if not isinstance(v, dict):
-        return None
-    if (x := v.get("stringValue")) is not None:
-        return x
-    if (x := v.get("intValue")) is not None:
-        return _int(x)
-    if (x := v.get("boolValue")) is not None:
-        return bool(x)
-    if (x := v.get("doubleValue")) is not None:
-        return finite(float(x))
-    if (x := v.get("bytesValue")) is not None:
-        s = str(x).replace("-", "+").replace("_", "/")
-        return base64.b64encode(base64.b64decode(s + "=" * (-len(s) % 4))).decode("ascii")
-    if (x := v.get("arrayValue")) is not None:
-        return [json_any(e) for e in _list(x.get("values") if isinstance(x, dict) else None)]
-    if (x := v.get("kvlistValue")) is not None:
-        return json_attributes(x.get("values") if isinstance(x, dict) else None)
-    return None
-
-
-def json_attributes(kvs: Any) -> dict[str, Any]:
-    return {str(kv.get("key") or ""): json_any(kv.get("value")) for kv in _list(kvs) if isinstance(kv, dict)}
-
-
-def _hex_id(v: Any, nbytes: int) -> str:
-    b64, err = json_id(v, nbytes)
-    return "" if err or not b64 else base64.b64decode(b64).hex()
-
-
-def _undeep(x: Any) -> Any:
-    if isinstance(x, dict):
-        if len(x) == 1 and _DEEP_KEY in x:
-            return json_any(x[_DEEP_KEY])
-        return {k: _undeep(v) for k, v in x.items()}
-    return x
-
-
-def _events(raw: Any) -> list[dict[str, Any]]:
-    return [
-        {"name": e.get("name") or "", "time_ns": _int(e.get("timeUnixNano") or 0),
-         "attributes": json_attributes(e.get("attributes"))}
-        for e in _list(raw) if isinstance(e, dict)
-    ]  # fmt: skip
-
-
-def _links(raw: Any) -> list[dict[str, Any]]:
-    return [
-        {"trace_id": _hex_id(lk.get("traceId"), 16), "span_id": _hex_id(lk.get("spanId"), 8),
-         "attributes": json_attributes(lk.get("attributes"))}
-        for lk in _list(raw) if isinstance(lk, dict)
-    ]  # fmt: skip
-
-
-def _convert(col: pa.ChunkedArray, fn: Callable[[Any], Any], only: pa.ChunkedArray | None) -> list[Any]:
-    values = col.to_pylist()
-    rows = range(len(values)) if only is None else pc.indices_nonzero(only).to_pylist()
-    for i in rows:
-        if values[i] is not None:
-            values[i] = dumps(fn(loads(values[i]))).decode()
-    return values
-
-
-def _post_process(t: pa.Table) -> pa.Table:
-    def put(name: str, values: Any) -> None:
-        nonlocal t
-        t = t.set_column(t.schema.get_field_index(name), name, pa.array(values, pa.string()))
-
-    deep = t.column("deep")
-    if pc.any(deep).as_py():
-        put("attributes", _convert(t.column("attributes"), _undeep, deep))
-    for name, fn in (("events", _events), ("links", _links)):
-        col = t.column(name)
-        present = pc.is_valid(col)
-        values = _convert(col, fn, present) if pc.any(present).as_py() else col.to_pylist()
-        put(name, ["[]" if v is None else v for v in values])
-    resources = t.column("resource").to_pylist()
-    cache: dict[str, str] = {}
-    last = "{}"
-    for i, raw in enumerate(resources):
-        if raw is not None:
-            last = cache.get(raw) or cache.setdefault(raw, dumps(json_attributes(loads(raw))).decode())
-        resources[i] = last
-    put("resource", resources)
-    return _python_tool_columns(t)
-
-
-def _python_tool_columns(t: pa.Table) -> pa.Table:
-    """The tool columns the SQL left to Python (`tool_py`): read by `tool_columns` itself."""
-    flagged = t.column("tool_py")
-    if pc.any(flagged).as_py():
-        texts = t.column("attributes").to_pylist()
-        columns = [t.column(name).to_pylist() for name in TOOL_COLUMN_NAMES]
-        for i in pc.indices_nonzero(flagged).to_pylist():
-            for col, value in zip(columns, tool_columns(loads(texts[i])), strict=True):
-                col[i] = value
-        for name, values in zip(TOOL_COLUMN_NAMES, columns, strict=True):
-            t = t.set_column(t.schema.get_field_index(name), name, pa.array(values, pa.string()))
-    return t.drop_columns(["tool_py"])
-
-
-def with_tool_columns(t: pa.Table) -> pa.Table:
-    """The materialised tool columns, computed in Python only for spans that mention a tool."""
-    attributes = t.column("attributes")
-    toolish = pc.is_valid(attributes)
-    # a span can only be a tool span if its attributes mention one of the conventions' markers
-    markers = tool_json_markers()
-    mask = pc.match_substring(attributes, markers[0])
-    for marker in markers[1:]:
-        mask = pc.or_(mask, pc.match_substring(attributes, marker))
-    mask = pc.and_(toolish, pc.fill_null(mask, False))
-    # operation and error_type came from SQL for every span; the rest only exist for tool spans
-    columns: list[list[Any]] = [[None] * t.num_rows for _ in TOOL_COLUMN_NAMES]
-    columns[0] = t.column("operation").to_pylist()
-    columns[5] = t.column("error_type").to_pylist()
-    texts = attributes.to_pylist()
-    for i in pc.indices_nonzero(mask).to_pylist():
-        for col, value in zip(columns, tool_columns(loads(texts[i])), strict=True):
-            col[i] = value
-    t = t.drop_columns(["operation", "error_type"])
-    for name, values in zip(TOOL_COLUMN_NAMES, columns, strict=True):
-        t = t.append_column(name, pa.array(values, pa.string()))
-    return t
-
-
-def _split(t: pa.Table) -> DecodedBatch:
-    reason = t.column("reason")
-    if reason.null_count == len(reason):
-        return DecodedBatch(t.select(TRACE_SCHEMA.names).cast(TRACE_SCHEMA), [])
-    ok = pc.is_null(reason)
-    good = t.filter(ok).select(TRACE_SCHEMA.names).cast(TRACE_SCHEMA)
-    bad = t.filter(pc.invert(ok)).select(["ri", "si", "spi", "trace_id", "span_id", "name", "reason"])
-    rejected = [
-        Rejected(r["ri"], r["si"], r["spi"], r["trace_id"], r["span_id"], r["name"], r["reason"])
-        for r in bad.to_pylist()
-    ]
-    return DecodedBatch(good, rejected)
-
-
 def shred_traces(
     con: duckdb.DuckDBPyConnection, bodies: Sequence[bytes]
 ) -> tuple[pa.Table, list[tuple[int, Rejected]]]:
@@ -457,7 +291,7 @@ def shred_traces(
         raise DecodeError(f"invalid OTLP/JSON: {str(exc).splitlines()[0]}") from None
     finally:
         con.unregister("otlp_bodies")
-    batch = _split(_post_process(t))
+    batch = split(post_process(t))
     if not batch.rejected:
         return batch.table, []
     sources = t.filter(pc.is_valid(t.column("reason"))).column("src_idx").to_pylist()

@@ -29,7 +29,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from traceladder.otlp.shred import with_tool_columns
+from traceladder.otlp.shred_post import with_tool_columns
 from traceladder.storage.spans import SPAN_SCHEMA
 
 # The 22 columns the exporter inserts, in its INSERT's order. Reading selects only these, so both

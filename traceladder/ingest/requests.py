@@ -1,5 +1,5 @@
-"""Turning the paths a user names into OTLP requests: which files, how they are compressed, what
-format they hold, and which signal each request carries.
+"""The ingest's input: the paths a user names, read as encoded OTLP requests — which files, how
+they are compressed, what format they hold, and where each request begins and ends.
 
 Formats: one protobuf `Export{Trace,Logs}ServiceRequest` per file; one OTLP/JSON request per
 file; a JSON array of requests; JSON lines, one request per line, as the OpenTelemetry
@@ -25,8 +25,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 MAX_REQUEST = 1 << 30  # one request (file or line) larger than this is refused, not loaded
 
 
-class SourceError(Exception):
-    """A file (or part of one) that cannot be ingested; the message says what is wrong."""
+class ReadError(Exception):
+    """A file (or part of one) that cannot be read as requests; the message says what is wrong."""
 
 
 def expand(paths: list[str]) -> Iterator[str | Path]:
@@ -42,17 +42,17 @@ def expand(paths: list[str]) -> Iterator[str | Path]:
             yield path
 
 
-def _open(source: str | Path) -> BinaryIO:
-    if source == "-":
+def _open(path: str | Path) -> BinaryIO:
+    if path == "-":
         return sys.stdin.buffer
     try:
-        return open(source, "rb")  # noqa: SIM115 - closed by the caller
+        return open(path, "rb")  # noqa: SIM115 - closed by the caller
     except FileNotFoundError:
-        raise SourceError("no such file") from None
+        raise ReadError("no such file") from None
     except IsADirectoryError:
-        raise SourceError("is a directory") from None
+        raise ReadError("is a directory") from None
     except OSError as exc:
-        raise SourceError(exc.strerror or type(exc).__name__) from None
+        raise ReadError(exc.strerror or type(exc).__name__) from None
 
 
 def _uncompressed(stream: BinaryIO) -> BinaryIO:
@@ -86,12 +86,12 @@ def _json_requests(stream: BinaryIO, where: str) -> Iterator[tuple[str, bytes]]:
     if not (_is_object_line(first) or _is_object_line(second)):  # pretty-printed: one document
         body = first + second + stream.read(MAX_REQUEST)
         if stream.read(1):
-            raise SourceError(f"larger than {MAX_REQUEST} bytes; split it or use JSON lines")
+            raise ReadError(f"larger than {MAX_REQUEST} bytes; split it or use JSON lines")
         yield from _whole_json(body, where)
         return
     for line_no, line in enumerate(_lines(first, second, stream), start=1):
         if len(line) > MAX_REQUEST:
-            raise SourceError(f"line {line_no} is larger than {MAX_REQUEST} bytes")
+            raise ReadError(f"line {line_no} is larger than {MAX_REQUEST} bytes")
         if line.strip():
             yield f"{where}:{line_no}", line
 
@@ -110,7 +110,7 @@ def _whole_json(body: bytes, where: str) -> Iterator[tuple[str, bytes]]:
     try:
         items = loads(body)
     except ValueError as exc:
-        raise SourceError(f"invalid JSON: {exc}") from None
+        raise ReadError(f"invalid JSON: {exc}") from None
     for i, item in enumerate(items):
         yield f"{where}[{i}]", dumps(item)
 
@@ -124,14 +124,14 @@ class Request:
     body: bytes
 
 
-def read_source(source: str | Path) -> Iterator[Request | SourceError]:
-    """Every request in `source`; problems are yielded (not raised) with their location, so one
+def read_requests(path: str | Path) -> Iterator[Request | ReadError]:
+    """Every request in the file at `path`; problems are yielded (not raised) with their location, so one
     bad line does not cost the rest of the file."""
-    where = "<stdin>" if source == "-" else str(source)
+    where = "<stdin>" if path == "-" else str(path)
     try:
-        raw = _open(source)
-    except SourceError as exc:
-        yield SourceError(f"{where}: {exc}")
+        raw = _open(path)
+    except ReadError as exc:
+        yield ReadError(f"{where}: {exc}")
         return
     try:
         stream = _uncompressed(raw)
@@ -142,14 +142,14 @@ def read_source(source: str | Path) -> Iterator[Request | SourceError]:
         else:
             body = stream.read(MAX_REQUEST + 1)
             if len(body) > MAX_REQUEST:
-                raise SourceError(f"larger than {MAX_REQUEST} bytes")
+                raise ReadError(f"larger than {MAX_REQUEST} bytes")
             if not body:
-                raise SourceError("is empty")
+                raise ReadError("is empty")
             yield Request(where, PROTOBUF, body)
-    except SourceError as exc:
-        yield SourceError(f"{where}: {exc}")
+    except ReadError as exc:
+        yield ReadError(f"{where}: {exc}")
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        yield SourceError(f"{where}: cannot read: {exc}")
+        yield ReadError(f"{where}: cannot read: {exc}")
     finally:
         if raw is not sys.stdin.buffer:
             raw.close()
