@@ -1,7 +1,8 @@
 """Pairing cost: `pair_calls` in µs per pair (one trace's actual calls against its case's expected
 calls), on the suite-shaped workload of bench/workload.py, next to the previous version of
-`pair_calls` (the general path alone: every same-name pair compared, the optimal assignment, the
-ordered DP — copied below as it was) on the same pairs, in one run, with the ratio.
+`pair_calls` (the general path alone: every same-name pair compared by the argument comparison of
+the time, the optimal assignment, the ordered DP — both copied below as they were) on the same
+pairs, in one run, with the ratio.
 
 Each pair's arguments are compared afresh (no diff cache across repetitions); each call's schema
 validity (the retail domain's validators) is computed once beforehand, as rung 1 has already
@@ -28,9 +29,38 @@ from traceladder.cases import load_cases
 from traceladder.domain.retail import load_retail_domain
 from traceladder.evaluators.analysis import compiled_expected
 from traceladder.evaluators.assignment import max_weight_assignment
+from traceladder.evaluators.compare import exact_equal
 from traceladder.evaluators.matching import CompiledExpected, Pairing, _best_ordered, pair_calls
 from traceladder.evaluators.schema import SchemaRegistry
 from traceladder.evaluators.types import ArgDiff, Call
+
+
+def previous_diffs(compiled: CompiledExpected, call: Call) -> tuple[ArgDiff, ...]:
+    """`CompiledExpected.diffs` of traceladder 3.0.0 with no classifier (verbatim but for that)."""
+    want_args = compiled.expected.arguments
+    if not call.parsed or not isinstance(call.arguments, dict):
+        shown = call.raw if not call.parsed else call.arguments
+        return (ArgDiff("(arguments)", want_args, shown, "json object", "PARAM_WRONG_FORMAT"),)
+    actual = call.arguments
+    diffs: list[ArgDiff] = []
+    if compiled.expected.rules is None:  # seed 2: the whole object, exact
+        for key in sorted(set(want_args) | set(actual)):
+            if key not in actual:
+                diffs.append(ArgDiff(key, want_args[key], None, "exact", "PARAM_MISSING"))
+            elif key not in want_args:
+                diffs.append(ArgDiff(key, None, actual[key], "exact", "PARAM_UNEXPECTED"))
+            elif not exact_equal(want_args[key], actual[key]):
+                diffs.append(ArgDiff(key, want_args[key], actual[key], "exact", "PARAM_WRONG_VALUE"))
+        return tuple(diffs)
+    for key, rule, want, matcher in compiled.matchers:
+        if key not in actual:
+            diffs.append(ArgDiff(key, want, None, rule, "PARAM_MISSING"))
+            continue
+        got = actual[key]
+        ok, code = matcher(got)
+        if not ok:
+            diffs.append(ArgDiff(key, want, got, rule, code))
+    return tuple(diffs)
 
 
 def previous_pair_calls(
@@ -40,14 +70,15 @@ def previous_pair_calls(
     valid: Callable[[int], bool] = lambda j: True,
     compare: Callable[[int, int], tuple[ArgDiff, ...]] | None = None,
 ) -> Pairing:
-    """`pair_calls` before the in-order fast path (traceladder 3.0.0, verbatim but for typing)."""
+    """`pair_calls` before the in-order fast path (traceladder 3.0.0, verbatim but for typing and
+    `previous_diffs`)."""
     compiled = list(expected)
 
     def compared(i: int, j: int) -> tuple[ArgDiff, ...]:
-        return compare(i, j) if compare else compiled[i].diffs(actual[j])
+        return compare(i, j) if compare else previous_diffs(compiled[i], actual[j])
 
     diffs = [
-        [compared(i, j) if e.name == a.name else None for j, a in enumerate(actual)]
+        [compared(i, j) if e.expected.name == a.name else None for j, a in enumerate(actual)]
         for i, e in enumerate(compiled)
     ]
     weights = [

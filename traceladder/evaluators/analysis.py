@@ -66,7 +66,7 @@ class Analysis:
     """Per-trace facts for the reference rungs. Only valid for inputs with a case, tool schemas and
     domain rules (which the assembler always supplies together)."""
 
-    __slots__ = ("inputs", "calls", "_diffs", "_valid", "_match", "_expected", "_whitelist")
+    __slots__ = ("inputs", "calls", "_diffs", "_valid", "_match", "_expected", "_whitelist", "_bad", "_why")
 
     def __init__(self, inputs: TraceInputs) -> None:
         self.inputs = inputs
@@ -76,6 +76,8 @@ class Analysis:
         self._match: Match | None = None
         self._expected: tuple[CompiledExpected, ...] | None = None
         self._whitelist: frozenset[str] | None = None
+        self._bad: dict[int, set[str]] = {}  # id(call) → its schema-invalid parameters (calls live as long)
+        self._why: dict[int, str] = {}  # call index → why it may not be ignored ("" when it may)
 
     @property
     def case(self) -> Case:
@@ -121,9 +123,18 @@ class Analysis:
         return found
 
     def classify(self, call: Call, param: str, value: Any) -> str | None:
-        if param in self.registry.bad_params(call):
+        bad = self._bad.get(id(call))
+        if bad is None:  # once per call: every expected call compared with it asks
+            bad = self._bad[id(call)] = self.registry.bad_params(call)
+        if param in bad:
             return "PARAM_WRONG_FORMAT"
-        return "PARAM_HALLUCINATED_ID" if self.rules.has_unknown_id({param: value}) else None
+        # `has_unknown_id({param: value})`, without building the dict for a plain id
+        if isinstance(value, str | int):
+            known = self.rules.id_fields.get(param)
+            return "PARAM_HALLUCINATED_ID" if known is not None and value not in known else None
+        if isinstance(value, dict | list):
+            return "PARAM_HALLUCINATED_ID" if self.rules.has_unknown_id(value) else None
+        return None
 
     def diffs(self, i: int, j: int) -> tuple[ArgDiff, ...]:
         """Expected i against actual j, computed once (rungs 2 and 4 compare the same pairs)."""
@@ -134,7 +145,16 @@ class Analysis:
 
     def why_not_ignorable(self, call: Call, j: int) -> str:
         """Why an unmatched call counts against the trace ("" when it may be ignored). Each rule
-        returns its own reason, and that reason is the finding's message."""
+        returns its own reason, and that reason is the finding's message. Worked out once per
+        call: the match asks, and rung 2 asks again for its message."""
+        if call is self.calls[j]:
+            found = self._why.get(j)
+            if found is None:
+                found = self._why[j] = self._why_not_ignorable(call, j)
+            return found
+        return self._why_not_ignorable(call, j)
+
+    def _why_not_ignorable(self, call: Call, j: int) -> str:
         if not self.registry.knows(call.name):
             return "not a tool"
         if call.name not in self.rules.read_only:

@@ -88,12 +88,33 @@ def _same_instant(want: date | datetime, got: date | datetime) -> bool:
     return want == got
 
 
+def _string_set(strings: frozenset[str], want: Any) -> Matcher:
+    """`exact` for an expected list of strings (ids, names): a list of strings is compared as a
+    set directly — what the canonical forms compare, without building them; anything else is
+    compared by its canonical form as usual."""
+
+    def matcher(got: Any) -> Outcome:
+        if type(got) is list and all(type(v) is str for v in got):
+            return _EQUAL if frozenset(got) == strings else _WRONG_VALUE
+        return _EQUAL if _canonical(got, False) == want else _WRONG_VALUE
+
+    return matcher
+
+
 def compile_rule(rule: str, expected: Any) -> Matcher:
     """A matcher for one expected value under one rule. Raises ValueError for an unknown rule."""
     if rule == "exact":
         if type(expected) is str:
             return lambda got: _EQUAL if type(got) is str and got == expected else _WRONG_VALUE
         want = _canonical(expected, False)
+        if isinstance(expected, list) and all(type(v) is str for v in expected):
+            return _string_set(frozenset(expected), want)
+        if type(expected) in _NUMBERS:  # a number's canonical form, built inline
+            return lambda got: (
+                (_EQUAL if want == ("num", float(got)) else _WRONG_VALUE)
+                if type(got) in _NUMBERS
+                else (_EQUAL if _canonical(got, False) == want else _WRONG_VALUE)
+            )
         return lambda got: _EQUAL if _canonical(got, False) == want else _WRONG_VALUE
     if rule == "normalized_str":
         folded = _canonical(expected, True)

@@ -28,7 +28,7 @@ from traceladder.evaluators import call_match, invariants, judge, partial_credit
 from traceladder.evaluators.analysis import Analysis
 from traceladder.evaluators.classes import dominant
 from traceladder.evaluators.inputs import TraceInputs
-from traceladder.evaluators.types import RungResult, Verdict, VerdictValue, not_evaluated_note
+from traceladder.evaluators.types import RungResult, RungStatus, Verdict, VerdictValue, not_evaluated_note
 
 # Bumped whenever a verdict, class, score or explanation for the same trace can change; recorded
 # with every result, and part of what a baseline binds to.
@@ -104,22 +104,46 @@ class Ladder:
         analysis = Analysis(inputs)
         results: list[RungResult] = []
         failed = False
-        for rung in self.rungs:
+        for rung, needs in _needs(self.rungs):
             # Triage first: a trace a lower rung failed is never a survivors-only rung's question,
             # whether or not that rung could have run.
-            absent = [need for need in sorted(rung.NEEDS) if not inputs.has(need)]
+            absent = next((need for need in needs if getattr(inputs, need, None) is None), None)
             if rung.SURVIVORS_ONLY and failed:
-                result = RungResult(rung.NUMBER, rung.NAME, "skipped", triaged=True,
-                                    explanation="a lower rung failed: sent to triage instead")  # fmt: skip
-            elif absent:
-                result = RungResult(rung.NUMBER, rung.NAME, "not_evaluated",
-                                    explanation=f"not evaluated: {inputs.why_absent(absent[0])}")  # fmt: skip
+                result = _constant(rung, "skipped", "a lower rung failed: sent to triage instead")
+            elif absent is not None:
+                result = _constant(rung, "not_evaluated", f"not evaluated: {inputs.why_absent(absent)}")
             else:
                 result = rung.evaluate(inputs, analysis)
             failed = failed or result.status == "fail"
             results.append(result)
         ignored = analysis.ignored_ordinals if analysis.matched else ()
         return fold(results, ignored)
+
+
+# Per tuple of rungs: each with its needs in a fixed (sorted) order, worked out once, not per trace.
+_NEEDS: dict[tuple[Rung, ...], tuple[tuple[Rung, tuple[str, ...]], ...]] = {}
+# The results every trace a rung cannot judge shares (immutable values: one object serves them all).
+_CONSTANT: dict[tuple[int, str, str, str], RungResult] = {}
+
+
+def _needs(rungs: tuple[Rung, ...]) -> tuple[tuple[Rung, tuple[str, ...]], ...]:
+    found = _NEEDS.get(rungs)
+    if found is None:
+        found = _NEEDS[rungs] = tuple((r, tuple(sorted(r.NEEDS))) for r in rungs)
+    return found
+
+
+def _constant(rung: Rung, status: RungStatus, explanation: str) -> RungResult:
+    """A rung's `skipped` (triaged: a lower rung failed) or `not_evaluated` result."""
+    key = (rung.NUMBER, rung.NAME, status, explanation)
+    found = _CONSTANT.get(key)
+    if found is None:
+        if len(_CONSTANT) > 10_000:  # explanations quote inputs; keep the cache bounded
+            _CONSTANT.clear()
+        found = _CONSTANT[key] = RungResult(
+            rung.NUMBER, rung.NAME, status, explanation=explanation, triaged=status == "skipped"
+        )
+    return found
 
 
 def fold(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdict:

@@ -8,9 +8,9 @@ per name-only match — never greedy, so the order of the actual calls cannot ch
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import Any
+from typing import Any, NamedTuple
 
 from traceladder.evaluators.assignment import max_weight_assignment
 from traceladder.evaluators.classes import dominant
@@ -28,6 +28,15 @@ class CompiledExpected:
 
     expected: Expected
     matchers: tuple[tuple[str, str, Any, Matcher], ...]  # (param, rule, expected value, matcher)
+    # The tool's name, read on every comparison (a field: cheaper than a property on the hot path).
+    name: str = field(init=False, compare=False)
+    # `matchers`, each marked when it is `exact` against a string: that comparison is made inline.
+    _steps: tuple[tuple[str, str, Any, Matcher, bool], ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.expected.name)
+        steps = tuple((*m, m[1] == "exact" and type(m[2]) is str) for m in self.matchers)
+        object.__setattr__(self, "_steps", steps)
 
     @staticmethod
     def of(expected: Expected) -> CompiledExpected:
@@ -42,30 +51,30 @@ class CompiledExpected:
             ),
         )
 
-    @property
-    def name(self) -> str:
-        return self.expected.name
-
     def diffs(self, call: Call, classify: Classifier | None = None) -> tuple[ArgDiff, ...]:
         """Every argument difference (empty tuple = match). Names are not compared here."""
-        want_args = self.expected.arguments
-        if not call.parsed or not isinstance(call.arguments, dict):
+        actual = call[1]  # call.arguments (by index: attribute access on a named tuple costs more)
+        if not call[6] or not isinstance(actual, dict):  # call[6]: call.parsed
             shown = call.raw if not call.parsed else call.arguments
-            return (ArgDiff("(arguments)", want_args, shown, "json object", "PARAM_WRONG_FORMAT"),)
-        actual = call.arguments
-        diffs: list[ArgDiff] = []
+            return (
+                ArgDiff("(arguments)", self.expected.arguments, shown, "json object", "PARAM_WRONG_FORMAT"),
+            )
         if self.expected.rules is None:  # seed 2: the whole object, exact
-            for key in sorted(set(want_args) | set(actual)):
+            return self._whole(call, actual, classify)
+        diffs: list[ArgDiff] = []
+        if classify is None:
+            for key, rule, want, matcher, plain in self._steps:
                 if key not in actual:
-                    diffs.append(ArgDiff(key, want_args[key], None, "exact", "PARAM_MISSING"))
-                elif key not in want_args:
-                    diffs.append(ArgDiff(key, None, actual[key], "exact", "PARAM_UNEXPECTED"))
-                elif not exact_equal(want_args[key], actual[key]):
-                    # the same refinement as the rules path: a bad format or an unknown fixture id
-                    refined = classify(call, key, actual[key]) if classify else None
-                    diffs.append(
-                        ArgDiff(key, want_args[key], actual[key], "exact", refined or "PARAM_WRONG_VALUE")
-                    )
+                    diffs.append(ArgDiff(key, want, None, rule, "PARAM_MISSING"))
+                    continue
+                got = actual[key]
+                if plain:  # what `compile_rule("exact", want)` does for a string, without the call
+                    if type(got) is not str or got != want:
+                        diffs.append(ArgDiff(key, want, got, rule, "PARAM_WRONG_VALUE"))
+                    continue
+                ok, code = matcher(got)
+                if not ok:
+                    diffs.append(ArgDiff(key, want, got, rule, code))
             return tuple(diffs)
         for key, rule, want, matcher in self.matchers:
             if key not in actual:
@@ -73,11 +82,27 @@ class CompiledExpected:
                 continue
             got = actual[key]
             ok, code = matcher(got)
-            refined = classify(call, key, got) if classify else None
+            refined = classify(call, key, got)
             if refined == "PARAM_WRONG_FORMAT" or (not ok and refined):
                 code, ok = refined, False
             if not ok:
                 diffs.append(ArgDiff(key, want, got, rule, code))
+        return tuple(diffs)
+
+    def _whole(self, call: Call, actual: dict[str, Any], classify: Classifier | None) -> tuple[ArgDiff, ...]:
+        want_args = self.expected.arguments
+        diffs: list[ArgDiff] = []
+        for key in sorted(set(want_args) | set(actual)):
+            if key not in actual:
+                diffs.append(ArgDiff(key, want_args[key], None, "exact", "PARAM_MISSING"))
+            elif key not in want_args:
+                diffs.append(ArgDiff(key, None, actual[key], "exact", "PARAM_UNEXPECTED"))
+            elif not exact_equal(want_args[key], actual[key]):
+                # the same refinement as the rules path: a bad format or an unknown fixture id
+                refined = classify(call, key, actual[key]) if classify else None
+                diffs.append(
+                    ArgDiff(key, want_args[key], actual[key], "exact", refined or "PARAM_WRONG_VALUE")
+                )
         return tuple(diffs)
 
 
@@ -93,9 +118,9 @@ def call_code(diffs: Sequence[ArgDiff]) -> str | None:
     return dominant(d.code for d in diffs)
 
 
-@dataclass(frozen=True)
-class Pairing:
-    """The optimal pairing of expected calls to actual calls (indices into the two lists)."""
+class Pairing(NamedTuple):
+    """The optimal pairing of expected calls to actual calls (indices into the two lists). A named
+    tuple, like the other values made once per trace on the hot path (see `types`)."""
 
     full: tuple[tuple[int, int], ...]  # name and arguments match
     partial: tuple[tuple[int, int, tuple[ArgDiff, ...]], ...]  # name only
@@ -114,11 +139,46 @@ def pair_calls(
     checked without changing the score: if some optimal pairing keeps the expected order, it is
     used. `compare(i, j)` gives the argument diffs of expected i and actual j."""
     compiled = [e if isinstance(e, CompiledExpected) else CompiledExpected.of(e) for e in expected]
+    # Each pair is compared at most once: what the fast path compared, the general path reuses.
+    known: dict[tuple[int, int], tuple[ArgDiff, ...]] = {}
+    fast = _walk_in_order(actual, compiled, valid, compare, known)
+    if fast is not None:
+        return fast
 
     def compared(i: int, j: int) -> tuple[ArgDiff, ...]:
-        return compare(i, j) if compare else compiled[i].diffs(actual[j])
+        found = known.get((i, j))
+        if found is None:
+            found = compare(i, j) if compare else compiled[i].diffs(actual[j])
+        return found
 
-    return _in_order(actual, compiled, valid, compared) or _optimal(actual, compiled, valid, compared)
+    return _optimal(actual, compiled, valid, compared)
+
+
+def _walk_in_order(
+    actual: Sequence[Call],
+    compiled: Sequence[CompiledExpected],
+    valid: Callable[[int], bool],
+    compare: Callable[[int, int], tuple[ArgDiff, ...]] | None,
+    known: dict[tuple[int, int], tuple[ArgDiff, ...]],
+) -> Pairing | None:
+    """`_in_order`, written out for speed (no comparison callback per pair), keeping in `known`
+    every comparison it made."""
+    pairs: list[tuple[int, int]] = []
+    j, n = 0, len(actual)
+    for i, e in enumerate(compiled):
+        name = e.name
+        while j < n:
+            call = actual[j]
+            if call[0] == name:  # call.name
+                d = known[(i, j)] = compare(i, j) if compare else e.diffs(call)
+                if not d and valid(j):
+                    break
+            j += 1
+        if j == n:
+            return None
+        pairs.append((i, j))
+        j += 1
+    return Pairing(tuple(pairs), (), True)
 
 
 def _in_order(
@@ -153,26 +213,50 @@ def _optimal(
     valid: Callable[[int], bool],
     compared: Callable[[int, int], tuple[ArgDiff, ...]],
 ) -> Pairing:
-    """The general path: every same-name pair compared, the optimal assignment, then order."""
+    """The general path: every same-name pair compared, the optimal assignment, then order.
+
+    The assignment itself is needed only when no optimal pairing keeps the expected order; to
+    know whether one does, the optimum's *weight* suffices, and that is cheap: a call pairs only
+    with a call of its own name, so the optimum is the sum of each name's own optimum, and a name
+    with one expected (or one actual) call has as optimum its heaviest pair (`_optimum`)."""
+    names = [a.name for a in actual]
     diffs = [
-        [compared(i, j) if e.name == a.name else None for j, a in enumerate(actual)]
-        for i, e in enumerate(compiled)
+        [compared(i, j) if e.name == a else None for j, a in enumerate(names)] for i, e in enumerate(compiled)
     ]
     weights = [
         [0.0 if d is None else (2.0 if not d and valid(j) else 1.0) for j, d in enumerate(row)]
         for row in diffs
     ]
-    best = max_weight_assignment(weights)
     if len(compiled) <= 1:  # one expected call: its best pair is trivially in order
-        chosen, respected = best, True
+        chosen, respected = max_weight_assignment(weights), True
     else:
-        total = sum(weights[i][j] for i, j in best)
         ordered = _best_ordered(weights)
-        respected = sum(weights[i][j] for i, j in ordered) == total
-        chosen = ordered if respected else best
+        respected = sum(weights[i][j] for i, j in ordered) == _optimum(weights, compiled, names)
+        chosen = ordered if respected else max_weight_assignment(weights)
     full = tuple((i, j) for i, j in chosen if weights[i][j] == 2.0)
     partial = tuple((i, j, diffs[i][j] or ()) for i, j in chosen if weights[i][j] == 1.0)
     return Pairing(full, partial, respected)
+
+
+def _optimum(weights: list[list[float]], compiled: Sequence[CompiledExpected], names: list[str]) -> float:
+    """The weight of a maximum-weight one-to-one pairing (what `max_weight_assignment`'s pairs
+    weigh), name by name. Weights are 0, 1 or 2, so every sum is exact."""
+    rows_of: dict[str, list[int]] = {}
+    for i, e in enumerate(compiled):
+        rows_of.setdefault(e.name, []).append(i)
+    total = 0.0
+    for name, rows in rows_of.items():
+        cols = [j for j, a in enumerate(names) if a == name]
+        if not cols:
+            continue
+        if len(rows) == 1:
+            total += max(weights[rows[0]][j] for j in cols)
+        elif len(cols) == 1:
+            total += max(weights[i][cols[0]] for i in rows)
+        else:
+            sub = [[weights[i][j] for j in cols] for i in rows]
+            total += sum(sub[i][j] for i, j in max_weight_assignment(sub))
+    return total
 
 
 def _best_ordered(weights: list[list[float]]) -> list[tuple[int, int]]:

@@ -1,0 +1,199 @@
+"""The evaluate hot path against plain references, on varied inputs: each shortcut must give
+exactly what the straightforward computation gives.
+
+* pairing: `pair_calls` (the in-order walk, the optimum's weight name by name, the assignment
+  only when order is not kept) against the general path as it was — every same-name pair
+  compared, the optimal assignment, then the ordered DP — with repeated tool names and shuffles;
+* `exact` matchers compiled for strings, lists of strings and numbers against canonical forms;
+* `Analysis.classify` against the dictionary walk it replaces;
+* end to end: the result rows `evaluate` writes (judged once per distinct trace, rows taken per
+  trace in Arrow) against each trace judged alone, its rows built alone.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from bulk_store import bulk_store
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from traceladder.domain.retail import load_retail_domain
+from traceladder.evaluation import evaluate_store
+from traceladder.evaluation.assemble import CallParser, build_context, inputs_for, raw_calls_by_trace
+from traceladder.evaluation.rows import RowBuilder
+from traceladder.evaluators.analysis import Analysis
+from traceladder.evaluators.assignment import max_weight_assignment
+from traceladder.evaluators.compare import _canonical, compile_rule
+from traceladder.evaluators.inputs import DomainRules, TraceInputs
+from traceladder.evaluators.ladder import Ladder
+from traceladder.evaluators.matching import CompiledExpected, Pairing, _best_ordered, pair_calls
+from traceladder.evaluators.schema import SchemaRegistry
+from traceladder.evaluators.types import ArgDiff, Call, Expected
+from traceladder.storage import Store
+from traceladder.storage.readers import read_call_table, read_units
+
+TOOLS = ("get_order", "get_user", "cancel_order")
+
+
+def reference_pairing(
+    actual: Sequence[Call],
+    expected: Sequence[CompiledExpected],
+    valid: Callable[[int], bool],
+    compare: Callable[[int, int], tuple[ArgDiff, ...]],
+) -> Pairing:
+    """Every same-name pair compared, the optimal assignment, then order (traceladder 3.0.0)."""
+    diffs = [
+        [compare(i, j) if e.name == a.name else None for j, a in enumerate(actual)]
+        for i, e in enumerate(expected)
+    ]
+    weights = [
+        [0.0 if d is None else (2.0 if not d and valid(j) else 1.0) for j, d in enumerate(row)]
+        for row in diffs
+    ]
+    best = max_weight_assignment(weights)
+    if len(expected) <= 1:
+        chosen, respected = best, True
+    else:
+        ordered = _best_ordered(weights)
+        respected = sum(weights[i][j] for i, j in ordered) == sum(weights[i][j] for i, j in best)
+        chosen = ordered if respected else best
+    full = tuple((i, j) for i, j in chosen if weights[i][j] == 2.0)
+    partial = tuple((i, j, diffs[i][j] or ()) for i, j in chosen if weights[i][j] == 1.0)
+    return Pairing(full, partial, respected)
+
+
+def _lists(seed: int) -> tuple[list[Call], list[CompiledExpected], frozenset[int]]:
+    """Expected calls that often repeat a tool (so a name has several expected and actual calls),
+    actual calls built from them — kept, perturbed, broken or dropped — with extras, sometimes
+    shuffled."""
+    rng = random.Random(seed)
+    expected = [
+        Expected(rng.choice(TOOLS), {"id": rng.randrange(3), "tags": ["a", "b"][: rng.randrange(3)]},
+                 None if rng.random() < 0.2 else {"tags": rng.choice(["exact", "any"])})
+        for _ in range(rng.randrange(0, 6))
+    ]  # fmt: skip
+    actual: list[Call] = []
+    for e in expected:
+        while rng.random() < 0.4:
+            actual.append(Call(rng.choice(TOOLS), {"id": rng.randrange(3)}))
+        roll = rng.random()
+        if roll < 0.6:
+            actual.append(Call(e.name, dict(e.arguments)))
+        elif roll < 0.75:
+            actual.append(Call(e.name, dict(e.arguments, id=rng.choice([9, 1.0, True, "1"]))))
+        elif roll < 0.85:
+            actual.append(Call(e.name, dict(e.arguments, tags=["b", "a", "a"])))
+        elif roll < 0.9:
+            actual.append(Call(e.name, None, "{", parsed=False))
+    while rng.random() < 0.3:
+        actual.append(Call(rng.choice(TOOLS), {"id": rng.randrange(3)}))
+    if rng.random() < 0.4:
+        rng.shuffle(actual)
+    invalid = frozenset(j for j in range(len(actual)) if rng.random() < 0.1)
+    return actual, [CompiledExpected.of(e) for e in expected], invalid
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.integers(0, 2**32))
+def test_pairing_is_the_previous_general_paths(seed):
+    actual, expected, invalid = _lists(seed)
+
+    def valid(j: int) -> bool:
+        return j not in invalid
+
+    def compare(i: int, j: int) -> tuple[ArgDiff, ...]:
+        return expected[i].diffs(actual[j])
+
+    want = reference_pairing(actual, expected, valid, compare)
+    assert pair_calls(actual, expected, valid=valid) == want
+    assert pair_calls(actual, expected, valid=valid, compare=compare) == want
+
+
+def test_the_workload_reaches_every_branch_of_the_optimum():
+    """Repeated names with several expected and several actual calls (the assignment on a name's
+    own calls), and pairings that do not keep the order (the assignment itself)."""
+    several = unordered = 0
+    for seed in range(1500):
+        actual, expected, invalid = _lists(seed)
+        names = [e.name for e in expected]
+        several += any(names.count(n) > 1 and sum(a.name == n for a in actual) > 1 for n in names)
+        pairing = reference_pairing(actual, expected, lambda j, s=invalid: j not in s,
+                                    lambda i, j, e=expected, a=actual: e[i].diffs(a[j]))  # fmt: skip
+        unordered += not pairing.order_respected
+    assert several > 200 and unordered > 50
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["a", "b", "A"]),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(want=_JSON | st.lists(st.sampled_from(["a", "b", "c"]), max_size=4), got=_JSON)
+def test_exact_matchers_compare_as_canonical_forms(want, got):
+    equal = _canonical(got, False) == _canonical(want, False)
+    assert compile_rule("exact", want)(got) == ((True, None) if equal else (False, "PARAM_WRONG_VALUE"))
+    assert compile_rule("exact", want)(want) == (True, None)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    param=st.sampled_from(["order_id", "user_id", "reason", "items"]),
+    value=_JSON
+    | st.sampled_from(["W001", "W999", "U101", "U999"])
+    | st.lists(st.fixed_dictionaries({"order_id": st.sampled_from(["W001", "W999"])}), max_size=2),
+)
+def test_classify_is_the_dictionary_walk(param, value):
+    domain = load_retail_domain()
+    rules, registry = DomainRules.of(domain), SchemaRegistry(domain.tool_schemas)
+    call = Call("get_order", {"order_id": "W001"}, '{"order_id": "W001"}')
+    analysis = Analysis(TraceInputs("t", (call,), None, registry, rules))
+    hallucinated = rules.has_unknown_id({param: value})
+    assert analysis.classify(call, param, value) == ("PARAM_HALLUCINATED_ID" if hallucinated else None)
+
+
+def _sorted_rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    rows = table.drop_columns(["evaluated_at"]) if "evaluated_at" in table.column_names else table
+    return sorted((tuple(map(repr, r.values())) for r in rows.to_pylist()), key=repr)
+
+
+def test_evaluates_rows_are_each_trace_judged_alone(tmp_path: Path):
+    """1,500 traces, 400 distinct (so most are judged once for several): the rows `evaluate`
+    writes are the rows each trace gets when judged on its own: no verdict shared with another
+    trace, its own call parser, its own row builder."""
+    db = tmp_path / "t.duckdb"
+    bulk_store(db, 1500, distinct=400, seed=11)
+    with Store(db) as store:
+        evaluate_store(store, workers=1)
+        written = [
+            store.conn.sql(f"SELECT * FROM {t}").to_arrow_table()
+            for t in ("trace_results", "rung_results", "findings")
+        ]
+        units = read_units(store)
+        calls = raw_calls_by_trace(read_call_table(store, [u.trace_id for u in units]))
+    ctx = build_context(units, Ladder())
+    requests = frozenset().union(*(d.rules.requests for d in ctx.domains.values()))
+    alone: list[list[pa.Table]] = [[], [], []]
+    for unit in units:
+        inputs = inputs_for(unit, CallParser(requests).calls(calls.get(unit.trace_id, ())), ctx)
+        builder = RowBuilder(ctx.ladder.version)
+        builder.add(unit, inputs.case, ctx.ladder.judge(inputs))
+        tables = builder.tables()
+        for k, table in enumerate((tables.traces, tables.rungs, tables.findings)):
+            alone[k].append(table)
+    assert len(units) == 1500
+    for table, parts in zip(written, alone, strict=True):
+        assert _sorted_rows(table) == _sorted_rows(pa.concat_tables(parts))
