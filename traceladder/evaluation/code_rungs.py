@@ -11,9 +11,11 @@ reaches the judge.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from traceladder.cases.model import Case
 from traceladder.evaluation.assemble import Context, build_context
 from traceladder.evaluation.pool import judge_batch
 from traceladder.evaluators.ladder import Ladder
@@ -38,10 +40,11 @@ class CodeRungVerdicts:
     trace. `of(trace_id)` is None for a trace with no recorded case (it is not a unit yet)."""
 
     def __init__(
-        self, store: Store, run_id: str, *, domain: str, cases_path: Path | None = None, ladder: Ladder
-    ) -> None:
-        self.store, self.run_id, self.domain, self.cases_path, self.ladder = (
-            store, run_id, domain, cases_path, ladder,
+        self, store: Store, run_id: str, *, domain: str, cases_path: Path | None = None,
+        cases: Sequence[Case] | None = None, ladder: Ladder,
+    ) -> None:  # fmt: skip
+        self.store, self.run_id, self.domain, self.cases_path, self.cases, self.ladder = (
+            store, run_id, domain, cases_path, cases, ladder,
         )  # fmt: skip
         self._ctx: Context | None = None
 
@@ -50,7 +53,9 @@ class CodeRungVerdicts:
         if not units:
             return None
         if self._ctx is None:
-            self._ctx = build_context(units, self.ladder, domain=self.domain, cases_path=self.cases_path)
+            self._ctx = build_context(
+                units, self.ladder, domain=self.domain, cases_path=self.cases_path, cases=self.cases
+            )
         tables = judge_batch(units, read_call_table(self.store, [trace_id]), self._ctx).traces
         row = tables.select(["verdict", "failure_class", "settled_at", "settled_by"]).to_pylist()[0]
         return CodeVerdict(row["verdict"], row["failure_class"], row["settled_at"], row["settled_by"])

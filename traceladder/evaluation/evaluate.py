@@ -18,6 +18,7 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
+from traceladder.cases.model import Case
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
@@ -64,6 +65,7 @@ def evaluate_store(
     run_id: str | None = None,
     domain: str | None = None,
     cases_path: Path | None = None,
+    cases: Sequence[Case] | None = None,
     ladder: Ladder | None = None,
     workers: int | None = None,
     live: LiveOptions = NO_LIVE_OPTIONS,
@@ -76,9 +78,11 @@ def evaluate_store(
     stored results.
 
     `domain` is the default for case-tagged traces that name none and a schema source for traces
-    without a case; `live` adds the other open-path inputs (a tools file, an invariant policy)
-    and the sampling rule; `ladder` defaults to the built-in rungs (plug-in rungs join only when
-    named: `evaluators.ladder.load_ladder`).
+    without a case; `cases` are that domain's cases when the caller has already read and validated
+    them (a run evaluating its own suite), instead of reading `cases_path` again; `live` adds the
+    other open-path inputs (a tools file, an invariant policy) and the sampling rule; `ladder`
+    defaults to the built-in rungs (plug-in rungs join only when named:
+    `evaluators.ladder.load_ladder`).
     `after` runs inside the transaction that writes the results (a watermark that commits with
     them, or not at all). `judge` adds rung 5: the traces the code rungs passed are judged by it
     (`evaluation.judging`). `judge_tag` instead says rung 5 is decided elsewhere, by that judge (a
@@ -90,7 +94,7 @@ def evaluate_store(
         if run_id and not len(ids):
             raise UserError(f"no traces of run {run_id} in {store.path}")
         ctx = build_context(
-            (), ladder or Ladder(), domain=domain, cases_path=cases_path, named=named,
+            (), ladder or Ladder(), domain=domain, cases_path=cases_path, cases=cases, named=named,
             tools_file=live.tools, policies=live.policies, sampling=live.sampling,
         )  # fmt: skip
         if judge is not None or judge_tag:
