@@ -9,8 +9,6 @@ from typing import Any
 
 from conftest import cli
 
-from traceladder.reporting.repeatability import listed_twice, not_repeated
-
 
 @dataclass(frozen=True)
 class _Run:
@@ -25,6 +23,8 @@ class _Run:
 
 
 def test_the_first_difference_is_the_answer_in_one_order():
+    from traceladder.reporting.repeatability import listed_twice, not_repeated
+
     assert listed_twice(["b", "a", "b", "a"]) == "a" and listed_twice(["a", "b"]) is None
     assert not_repeated([_Run("a"), _Run("b")]) is None
     late = not_repeated([_Run("a"), _Run("b", complete=False)])
