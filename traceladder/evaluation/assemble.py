@@ -177,7 +177,7 @@ def facts_key(unit: UnitRow, ctx: Context) -> Any:
 
 
 # What each rung input of `TraceInputs` is made of, as a hashable part of the dedupe key: traces
-# whose parts agree for every input the ladder reads get one verdict (`pool.judge_batch`). Each
+# whose parts agree for every input the ladder reads get one verdict (`pool.settle_batch`). Each
 # part holds exactly what `inputs_for` builds that input from; the two change together, and a test
 # fails when an input has no part here.
 KeyPart = Callable[[UnitRow, Context], Hashable]

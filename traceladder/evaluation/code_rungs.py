@@ -1,7 +1,7 @@
 """The code rungs' verdict of one recorded suite trace, as soon as its case has finished — what a
 run's progress line shows.
 
-It is the evaluation's own path, not a second one: the units query, the context, `judge_batch`
+It is the evaluation's own path, not a second one: the units query, the context, `settle_batch`
 and the ladder that `evaluate_store` uses after the run, on exactly one trace, writing nothing.
 What it cannot know is rung 5: the judge sees the survivors of the whole run (one budget, one
 cache), so when a judge is configured a PASS here is "passed every code rung" and may still fail
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from traceladder.cases.model import Case
 from traceladder.evaluation.assemble import Context, build_context
-from traceladder.evaluation.pool import judge_batch
+from traceladder.evaluation.pool import settle_batch
 from traceladder.evaluators.ladder import Ladder
 from traceladder.storage.db import Store
 from traceladder.storage.readers import read_call_table, read_units
@@ -56,6 +56,6 @@ class CodeRungVerdicts:
             self._ctx = build_context(
                 units, self.ladder, domain=self.domain, cases_path=self.cases_path, cases=self.cases
             )
-        tables = judge_batch(units, read_call_table(self.store, [trace_id]), self._ctx).traces
+        tables = settle_batch(units, read_call_table(self.store, [trace_id]), self._ctx).traces
         row = tables.select(["verdict", "failure_class", "settled_at", "settled_by"]).to_pylist()[0]
         return CodeVerdict(row["verdict"], row["failure_class"], row["settled_at"], row["settled_by"])

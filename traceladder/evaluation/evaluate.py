@@ -3,7 +3,7 @@ inputs, run the ladder (in this process or a worker pool), write the results.
 
 The route goes down once: workflow → here → (store readers, the ladder, store writers). Every
 trace in the store is a unit; a suite trace carries a case, a trace from elsewhere may carry only
-its calls — the same fold judges both, and what ran is visible per rung.
+its calls — the same fold settles both, and what ran is visible per rung.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from traceladder.cases.model import Case
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
-from traceladder.evaluation.pool import Batch, Judges, paused_gc
+from traceladder.evaluation.pool import Batch, SettlePool, paused_gc
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
 from traceladder.storage.db import Store
@@ -101,12 +101,12 @@ def evaluate_store(
             tag = judge.tag if judge is not None else judge_tag or ""
             ctx = replace(ctx, judge_configured=True, judge_tag=tag)
         run = _Pass(store, ids, run_id, live, keep_units=judge is not None, after=after)
-        with paused_gc(), Judges(ctx, workers=workers) as judges:
+        with paused_gc(), SettlePool(ctx, workers=workers) as pool:
             # Each batch is written, in a transaction of its own, while the next one is read and
             # (on workers) judged: memory holds about two batches, whatever the size of the store
             # (decision 100). With a judge, the survivors of every batch must be known first: the
             # first pass is kept, then rung 5 runs, then the batches are written.
-            stream: Iterable[tuple[ResultTables, bool]] = judges.stream(run.read())
+            stream: Iterable[tuple[ResultTables, bool]] = pool.stream(run.read())
             if judge is not None:
                 first = [tables for tables, _ in stream]
                 survivors = SurvivorInputs.read(store, run.units, first, definitions=True)
