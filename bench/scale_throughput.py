@@ -34,9 +34,9 @@ from traceladder.cases import load_cases
 from traceladder.conventions.columns import tool_columns
 from traceladder.evaluation.executors import DaskExecutor, InProcess
 from traceladder.evaluation.shards import ShardJob, evaluate_source, settle_shard
-from traceladder.sources.clickhouse import parse_clickhouse
-from traceladder.sources.parquet import ParquetSource, export_parquet
-from traceladder.sources.store import StoreSource
+from traceladder.span_sources.clickhouse import parse_clickhouse
+from traceladder.span_sources.parquet import ParquetSource, export_parquet
+from traceladder.span_sources.store import StoreSource
 from traceladder.storage import Store
 from traceladder.storage.results import write_result_batches
 from traceladder.storage.spans import SPAN_SCHEMA

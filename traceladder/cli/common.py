@@ -163,7 +163,7 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
 
 def live_options(args: argparse.Namespace) -> LiveOptions:
     from traceladder.evaluation.assemble import LiveOptions
-    from traceladder.evaluation.tool_sources import load_tools_file
+    from traceladder.evaluation.trace_schemas import load_tools_file
     from traceladder.sampling import Sampling
 
     policies = None

@@ -21,7 +21,7 @@ from traceladder.cases.loader import load_cases
 from traceladder.cases.model import Case
 from traceladder.domain.registry import DEFAULT_DOMAIN, load_domain
 from traceladder.evaluation.state_inputs import golden_states, state_evidence
-from traceladder.evaluation.tool_sources import Definitions, trace_registry
+from traceladder.evaluation.trace_schemas import Definitions, trace_registry
 from traceladder.evaluators.inputs import DomainRules, TraceInputs
 from traceladder.evaluators.judge import Judgment
 from traceladder.evaluators.ladder import Ladder

@@ -34,9 +34,9 @@ from traceladder.evaluation.executors import Executor
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
-from traceladder.sources.base import SpanSource
-from traceladder.sources.shard import shard_of
-from traceladder.sources.store import StoreSource
+from traceladder.span_sources.base import SpanSource
+from traceladder.span_sources.shard import shard_of
+from traceladder.span_sources.store import StoreSource
 from traceladder.storage.db import Store, open_store, trace_id_table
 from traceladder.storage.judgments import forget_judgments
 from traceladder.storage.readers import read_units

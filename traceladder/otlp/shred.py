@@ -35,8 +35,7 @@ import pyarrow.compute as pc
 from traceladder.conventions.columns import tool_columns
 from traceladder.conventions.registry import decider_sql, role_sql, tool_column_rules, tool_json_markers
 from traceladder.instrumentation import semconv as sc
-from traceladder.otlp.otlp_json import json_id
-from traceladder.otlp.rows import (
+from traceladder.otlp.decoded import (
     KIND_NAMES,
     STATUS_NAMES,
     TOOL_COLUMN_NAMES,
@@ -45,6 +44,7 @@ from traceladder.otlp.rows import (
     DecodeError,
     Rejected,
 )
+from traceladder.otlp.otlp_json import json_id
 from traceladder.otlp.values import dumps, finite, loads
 
 _DEEP_KEY = "\x00traceladder.deep-anyvalue"
