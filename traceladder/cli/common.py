@@ -168,7 +168,7 @@ def live_options(args: argparse.Namespace) -> LiveOptions:
 
     policies = None
     if args.policy:
-        from traceladder.policy_file import load_policy
+        from traceladder.evaluation.policy_file import load_policy
 
         policies = load_policy(args.policy)
     return LiveOptions(

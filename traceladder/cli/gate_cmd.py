@@ -12,8 +12,8 @@ from traceladder.errors import ExitCode
 from traceladder.files import append_text, write_text
 from traceladder.reporting.gate import markdown_summary, step_outputs
 from traceladder.storage.db import open_store
-from traceladder.workflows.gate import gate
-from traceladder.workflows.reports import render
+from traceladder.workflows.gate_run import gate
+from traceladder.workflows.report_files import render
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -30,7 +30,7 @@ from traceladder.evaluation import evaluate_store
 from traceladder.files import read_text_file
 from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import Store, open_store
-from traceladder.workflows.reports import load_report, save_json_report
+from traceladder.workflows.report_files import load_report, save_json_report
 
 if TYPE_CHECKING:
     # The agent modules import the OpenAI client library (~0.4 s): loaded only when a run starts,

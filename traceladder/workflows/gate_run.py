@@ -12,8 +12,8 @@ from traceladder.reporting.gate import GateOutcome, decide
 from traceladder.storage.db import Store
 from traceladder.storage.readers import latest_run
 from traceladder.storage.runs import run_info, verdicts
-from traceladder.workflows.baselines import load_baseline
-from traceladder.workflows.reports import load_report
+from traceladder.workflows.baseline_files import load_baseline
+from traceladder.workflows.report_files import load_report
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from traceladder.reporting.baseline import (
 from traceladder.schemas import first_problem, require_valid
 from traceladder.storage.db import Store
 from traceladder.storage.runs import failures_of, has_results, run_info
-from traceladder.workflows.consistency import consistency_record
-from traceladder.workflows.reports import load_report
+from traceladder.workflows.consistency_record import consistency_record
+from traceladder.workflows.report_files import load_report
 
 
 def load_baseline(path: Path) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from traceladder.reporting.leaderboard import leaderboard
 from traceladder.reporting.repeatability import listed_twice
 from traceladder.storage.db import Store
 from traceladder.storage.runs import RunInfo, run_info, run_usage
-from traceladder.workflows.reports import load_report
+from traceladder.workflows.report_files import load_report
 
 
 class NotComparable(UserError):
