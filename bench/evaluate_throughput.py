@@ -109,7 +109,7 @@ def naive(store: Store, sample: int, domain) -> float:
                     jsonschema.validate(args, schema, format_checker=jsonschema.FormatChecker())
             calls.append(Call(tool, args, raw, status == "ok", json.loads(result), ordinal, parsed))
         registry = SchemaRegistry(domain.tool_schemas)  # per trace: nothing compiled or cached across traces
-        ladder.judge(TraceInputs(trace_id, tuple(calls), cases[case_id], registry, rules))
+        ladder.settle(TraceInputs(trace_id, tuple(calls), cases[case_id], registry, rules))
     return len(units) / (time.perf_counter() - start)
 
 

@@ -25,8 +25,8 @@ from measures import add_options, measure, reporting  # noqa: E402 - bench/measu
 from traceladder.domain.retail import load_retail_domain  # noqa: E402
 from traceladder.evaluation import evaluate_store  # noqa: E402
 from traceladder.evaluation.assemble import LiveOptions  # noqa: E402
+from traceladder.evaluation.policy_file import load_policy  # noqa: E402
 from traceladder.live.watch import WatchOptions, judge_due  # noqa: E402
-from traceladder.policy_file import load_policy  # noqa: E402
 from traceladder.storage import Store  # noqa: E402
 from traceladder.storage.trace_index import index_traces  # noqa: E402
 

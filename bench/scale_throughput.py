@@ -33,10 +33,10 @@ from workload import suite_calls  # bench/workload.py (bench scripts run with be
 from traceladder.cases import load_cases
 from traceladder.conventions.columns import tool_columns
 from traceladder.evaluation.executors import DaskExecutor, InProcess
-from traceladder.evaluation.shards import ShardJob, evaluate_source, judge_shard
-from traceladder.sources.clickhouse import parse_clickhouse
-from traceladder.sources.parquet import ParquetSource, export_parquet
-from traceladder.sources.store import StoreSource
+from traceladder.evaluation.shards import ShardJob, evaluate_source, settle_shard
+from traceladder.span_sources.clickhouse import parse_clickhouse
+from traceladder.span_sources.parquet import ParquetSource, export_parquet
+from traceladder.span_sources.store import StoreSource
 from traceladder.storage import Store
 from traceladder.storage.results import write_result_batches
 from traceladder.storage.spans import SPAN_SCHEMA
@@ -107,7 +107,7 @@ def single_writer(tmp: Path, source, shards: int) -> tuple[float, int]:
     """Seconds to write every shard's results into one fresh results store (the client's part of a
     sharded run, in one transaction), and the traces written. The shards are judged first, untimed."""
     job = ShardJob(source, shards)
-    results = [judge_shard(job, shard).tables for shard in range(shards)]
+    results = [settle_shard(job, shard).tables for shard in range(shards)]
     with Store(tmp / "writer.duckdb") as store:
         start = time.perf_counter()
         written = write_result_batches(store, results)

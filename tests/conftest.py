@@ -51,7 +51,7 @@ def judge_case(case, calls, domain, *, agent_error=None, ladder=None):
         "0" * 32, tuple(calls), case, SchemaRegistry(domain.tool_schemas, f"domain:{domain.name}"),
         DomainRules.of(domain), agent_error=agent_error,
     )  # fmt: skip
-    return (ladder or Ladder()).judge(inputs)
+    return (ladder or Ladder()).settle(inputs)
 
 
 def rows(db: Path, sql: str, params: list | tuple | None = None) -> list[tuple]:

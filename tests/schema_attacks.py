@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from traceladder.evaluation.tool_sources import trace_registry
+from traceladder.evaluation.trace_schemas import trace_registry
 from traceladder.evaluators.schema import check_calls
 from traceladder.evaluators.types import Call
 

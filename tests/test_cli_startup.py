@@ -109,8 +109,8 @@ def test_gate_on_a_pass_rate_imports_no_report_no_domain_no_rich_and_no_heavy_li
     the case model), its renderers (rich, ElementTree) and the baseline's reader load only for
     --junit and --baseline."""
     watch = HEAVY + OURS_HEAVY + (
-        "rich", "xml.etree", "traceladder.domain", "traceladder.workflows.reports",
-        "traceladder.workflows.baselines",
+        "rich", "xml.etree", "traceladder.domain", "traceladder.workflows.report_files",
+        "traceladder.workflows.baseline_files",
     )  # fmt: skip
     assert loaded_by("gate", "--db", str(one_run), "--min-pass-rate", "0", watch=watch) == (
         0, [], ["traceladder.cli.gate_cmd"]

@@ -153,7 +153,7 @@ def test_report_without_results_is_a_clear_error(tmp_path):
 def test_parallel_judging_equals_serial(tmp_path, retail):
     """The process pool is an optimisation only: identical rows to judging in-process."""
     from traceladder.evaluation.assemble import build_context
-    from traceladder.evaluation.pool import Judges
+    from traceladder.evaluation.pool import SettlePool
     from traceladder.evaluators.ladder import Ladder
     from traceladder.storage.readers import read_call_table, read_units
 
@@ -165,9 +165,9 @@ def test_parallel_judging_equals_serial(tmp_path, retail):
     ctx = build_context(units, Ladder())
     outputs = []
     for workers in (1, 2):
-        with Judges(ctx, workers=workers, min_parallel=0) as judges:
-            judges.submit(units, calls)
-            outputs.append(list(judges.results()))
+        with SettlePool(ctx, workers=workers, min_parallel=0) as pool:
+            pool.submit(units, calls)
+            outputs.append(list(pool.results()))
     serial, parallel = outputs
     assert len(parallel) == 2  # really split over two workers
     for name in ("traces", "rungs", "findings"):

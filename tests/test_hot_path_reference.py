@@ -190,7 +190,7 @@ def test_evaluates_rows_are_each_trace_judged_alone(tmp_path: Path):
     for unit in units:
         inputs = inputs_for(unit, CallParser(requests).calls(calls.get(unit.trace_id, ())), ctx)
         builder = RowBuilder(ctx.ladder.version)
-        builder.add(unit, inputs.case, ctx.ladder.judge(inputs))
+        builder.add(unit, inputs.case, ctx.ladder.settle(inputs))
         tables = builder.tables()
         for k, table in enumerate((tables.traces, tables.rungs, tables.findings)):
             alone[k].append(table)

@@ -252,13 +252,13 @@ def test_through_the_real_ladder():
     inputs = TraceInputs(
         "t", trace("request_refund"), policy=Policy(confirm=(Confirmation("request_*", ("ok",)),))
     )
-    verdict = ladder.judge(inputs)
+    verdict = ladder.settle(inputs)
     assert (verdict.verdict, verdict.failure_class, verdict.settled_by) == (
         "FAIL",
         "UNCONFIRMED_ACTION",
         "invariants",
     )
-    absent = ladder.judge(TraceInputs("t", trace("a")))
+    absent = ladder.settle(TraceInputs("t", trace("a")))
     assert absent.verdict == "NOT_EVALUATED" and "no invariant policy" in absent.explanation
 
 

@@ -114,7 +114,7 @@ def test_the_state_rung_catches_a_confirm_that_never_happened(retail):
     state = state_evidence(case, ledger_json(sandbox), golden_states([case], retail), absent)
     inputs = TraceInputs("t", tuple(calls), case, SchemaRegistry(retail.tool_schemas), DomainRules.of(retail),
                          state=state)  # fmt: skip
-    verdict = Ladder().judge(inputs)
+    verdict = Ladder().settle(inputs)
     by_name = {r.name: r for r in verdict.rungs}
     assert [by_name[n].status for n in ("schema", "call_match", "trajectory", "partial_credit")] == [
         "pass"

@@ -17,7 +17,7 @@ from conftest import ROOT
 
 from traceladder.evaluation.assemble import build_context
 from traceladder.evaluation.evaluate import BATCH_TRACES
-from traceladder.evaluation.pool import judge_batch
+from traceladder.evaluation.pool import settle_batch
 from traceladder.evaluators.ladder import Ladder
 from traceladder.storage.db import Store
 from traceladder.storage.readers import read_call_table, read_units
@@ -68,7 +68,7 @@ def test_an_interrupted_evaluation_keeps_every_batch_it_finished(tmp_path):
     with Store(db) as store:
         units = read_units(store)
         ctx = build_context(units, Ladder())
-        tables = judge_batch(units, read_call_table(store, [u.trace_id for u in units]), ctx)
+        tables = settle_batch(units, read_call_table(store, [u.trace_id for u in units]), ctx)
         ids = [u.trace_id for u in units]
 
         def part(chunk: list[str]) -> ResultTables:

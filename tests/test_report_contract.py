@@ -24,7 +24,7 @@ from traceladder.cli.main import main
 from traceladder.instrumentation import semconv as sc
 from traceladder.schemas import SchemaViolation
 from traceladder.storage.db import open_store
-from traceladder.workflows import baselines, reports
+from traceladder.workflows import baseline_files, report_files
 
 SCHEMAS = ROOT / "traceladder" / "schemas"
 NO_KEY = {"OPENAI_API_KEY": "k-test"}
@@ -119,7 +119,7 @@ def test_a_one_case_run_still_reports_every_dimension(tmp_path):
 
 def _loaded(db: Path, run_id: str) -> dict:
     with open_store(db, read_only=True) as store:
-        return reports.load_report(store, run_id)
+        return report_files.load_report(store, run_id)
 
 
 @pytest.mark.parametrize(
@@ -143,24 +143,24 @@ def test_a_broken_report_is_refused_and_no_file_appears(faulty, tmp_path, corrup
     corrupt(report)
     copy = tmp_path / "store.duckdb"  # save_json_report writes reports/RUN.json next to the store
     with pytest.raises(SchemaViolation, match=re.escape(named)) as refused:
-        reports.save_json_report(report, copy)
+        report_files.save_json_report(report, copy)
     assert str(refused.value).startswith("refusing to write an invalid ReportV1: ")
     assert not (tmp_path / "reports").exists()
-    for fmt in reports.FORMATS:  # no rendering of a broken report, whatever the format
+    for fmt in report_files.FORMATS:  # no rendering of a broken report, whatever the format
         with pytest.raises(SchemaViolation):
-            reports.render(report, fmt)
+            report_files.render(report, fmt)
 
 
 def test_the_cli_refuses_a_broken_report_as_an_internal_error(faulty, tmp_path, monkeypatch, capsys):
     db, out, _ = faulty
-    real = reports.build_report
+    real = report_files.build_report
 
     def broken(*args, **kwargs):
         report = real(*args, **kwargs)
         report["results"][3]["warnings"] = ["not an object"]
         return report
 
-    monkeypatch.setattr(reports, "build_report", broken)
+    monkeypatch.setattr(report_files, "build_report", broken)
     target = tmp_path / "r.json"
     code = main(["report", out["run_id"], "--db", str(db), "--format", "json", "--output", str(target)])
     err = capsys.readouterr().err
@@ -215,14 +215,14 @@ def test_a_locked_baseline_is_a_valid_baseline_v1_bound_to_a_valid_report(lockab
 
 
 def test_a_broken_baseline_is_refused_and_no_file_appears(lockable, tmp_path, monkeypatch, capsys):
-    real = baselines.build_baseline
+    real = baseline_files.build_baseline
 
     def broken(*args, **kwargs):
         return dict(
             real(*args, **kwargs), review={"fails": 1, "model_error": 0, "judge_error": 1, "golden_error": 0}
         )
 
-    monkeypatch.setattr(baselines, "build_baseline", broken)
+    monkeypatch.setattr(baseline_files, "build_baseline", broken)
     out = tmp_path / "b.json"
     code = main(_lock_args(lockable, out))
     err = capsys.readouterr().err

@@ -23,10 +23,10 @@ from scale_helpers import assert_same_results, counts, dataset, no_judge, result
 from traceladder.errors import UserError
 from traceladder.evaluation.executors import DaskExecutor, InProcess
 from traceladder.evaluation.shards import ShardJob, evaluate_source
-from traceladder.sources import open_source
-from traceladder.sources.parquet import ParquetSource
-from traceladder.sources.shard import shard_of
-from traceladder.sources.store import StoreSource
+from traceladder.span_sources import open_source
+from traceladder.span_sources.parquet import ParquetSource
+from traceladder.span_sources.shard import shard_of
+from traceladder.span_sources.store import StoreSource
 
 
 @pytest.fixture(scope="module")

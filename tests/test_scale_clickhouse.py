@@ -17,9 +17,9 @@ from scale_helpers import AGENT_SPANS, assert_same_results, counts, dataset, tra
 from traceladder.errors import UserError
 from traceladder.evaluation.executors import InProcess
 from traceladder.evaluation.shards import ShardJob, evaluate_source
-from traceladder.sources.clickhouse import ClickHouseSource, parse_clickhouse
-from traceladder.sources.otel_traces import OTEL_TRACES_SCHEMA, as_string
-from traceladder.sources.shard import CLICKHOUSE_SHARD
+from traceladder.span_sources.clickhouse import ClickHouseSource, parse_clickhouse
+from traceladder.span_sources.otel_traces import OTEL_TRACES_SCHEMA, as_string
+from traceladder.span_sources.shard import CLICKHOUSE_SHARD
 
 DDL = ROOT / "tests" / "fixtures" / "clickhouse" / "otel_traces.sql"
 
@@ -54,8 +54,8 @@ def test_judged_from_clickhouse_like_from_the_store(data, source, tmp_path):
 def test_every_source_names_the_runs_and_models_the_store_does(data, source):
     """What decides the default judge is read from the spans alike everywhere: the store, its
     Parquet export and ClickHouse name the same simulated run and model, and one run alone."""
-    from traceladder.sources.parquet import ParquetSource
-    from traceladder.sources.store import StoreSource
+    from traceladder.span_sources.parquet import ParquetSource
+    from traceladder.span_sources.store import StoreSource
 
     store = StoreSource(data / "store.duckdb")
     [(run_id, model)] = store.run_models(None)

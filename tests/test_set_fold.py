@@ -22,7 +22,7 @@ import pytest
 
 from traceladder.conventions.columns import tool_columns
 from traceladder.ingest.run import ingest
-from traceladder.otlp.rows import TOOL_COLUMN_NAMES
+from traceladder.otlp.decoded import TOOL_COLUMN_NAMES
 from traceladder.otlp.shred import shred_traces
 from traceladder.storage.db import Store
 from traceladder.storage.derive import derive_traces

@@ -29,7 +29,7 @@ from traceladder.agent.loop import AgentOutcome, TokenCap, run_case
 from traceladder.cases.hashes import input_hashes
 from traceladder.cases.loader import suite_path
 from traceladder.cases.model import Case
-from traceladder.cases.validator import require_valid_suite
+from traceladder.cases.validator import ValidSuite, read_valid_suite
 from traceladder.domain.base import Domain
 from traceladder.endpoints.probe import EndpointUnusable, check_endpoint, describe
 from traceladder.errors import ExitCode, Interrupted, StoreError, UserError, first_line
@@ -56,6 +56,9 @@ class RunOptions:
     concurrency: int = 4
     resume: str | None = None
     cases_path: Path | None = None
+    # The suite, already read and validated by the caller (`cli.run_cmd`, which hands the same
+    # cases to the progress line and the evaluation); None: the runner reads `cases_path`.
+    suite: ValidSuite | None = None
     sim_delay_s: float = 0.0
     stop_after_errors: int = DEFAULT_LIMIT  # cases in a row with one endpoint error; 0: never
 
@@ -126,9 +129,9 @@ def run_suite(
     (`agent.breaker`) stops it with `EndpointUnusable`, keeping every case recorded before.
     `on_start(run_id)` is called once the suite is validated, the endpoint checked and the run
     recorded, before the first case."""
-    path = suite_path(domain, options.cases_path)
-    cases = require_valid_suite(path, domain)  # before any model request
-    hashes = input_hashes(path.read_bytes(), domain, config.identity())
+    suite = options.suite or read_valid_suite(suite_path(domain, options.cases_path), domain)
+    path, cases = suite.path, suite.cases  # validated before any model request
+    hashes = input_hashes(suite.data, domain, config.identity())
     if options.resume:
         run_id, selection = _resumable(store, options.resume, choice, hashes)
         selected = [c for c in cases if c.id in selection["case_ids"]]

@@ -349,14 +349,31 @@ def validate_suite(path: Path, domain: Domain) -> list[Violation]:
     return SuiteValidator(domain).validate_file(path)
 
 
-def require_valid_suite(path: Path, domain: Domain) -> tuple[Case, ...]:
-    """The suite's cases, or a `UserError` summarising every violation."""
+@dataclass(frozen=True)
+class ValidSuite:
+    """A suite read once and validated: the bytes that were validated are the bytes a run hashes
+    into its identity and the cases every later step of the run uses (`traceladder run` reads and
+    validates its suite once, not once per step)."""
+
+    path: Path
+    data: bytes
+    cases: tuple[Case, ...]
+
+
+def read_valid_suite(path: Path, domain: Domain) -> ValidSuite:
+    """Read `path` once and validate it; a `UserError` summarising every violation."""
     if not path.is_file():
         raise UserError(f"case file {path} does not exist; pass --cases FILE or omit it")
-    problems = validate_suite(path, domain)
+    data = path.read_bytes()
+    problems = SuiteValidator(domain).validate_bytes(data, str(path))
     if problems:
         shown = "; ".join(str(p) for p in problems[:3])
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
         raise UserError(f"invalid case suite: {shown}{more}; run `traceladder cases validate {path}`")
-    lines = jsonl_lines(path.read_text(encoding="utf-8"))
-    return tuple(Case.from_record(json.loads(line)) for line in lines)
+    lines = jsonl_lines(data.decode("utf-8"))
+    return ValidSuite(path, data, tuple(Case.from_record(json.loads(line)) for line in lines))
+
+
+def require_valid_suite(path: Path, domain: Domain) -> tuple[Case, ...]:
+    """The suite's cases, or a `UserError` summarising every violation."""
+    return read_valid_suite(path, domain).cases

@@ -11,8 +11,8 @@ from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.reporting.baseline import MIN_RUNS
 from traceladder.storage.db import open_store
+from traceladder.workflows.baseline_files import check, load_baseline, lock, make_review_template
 from traceladder.workflows.baseline_init import MAX_RUNS, InitPaths, check_paths, init_baseline
-from traceladder.workflows.baselines import check, load_baseline, lock, make_review_template
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -144,12 +144,12 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
 
 def live_options(args: argparse.Namespace) -> LiveOptions:
     from traceladder.evaluation.assemble import LiveOptions
-    from traceladder.evaluation.tool_sources import load_tools_file
+    from traceladder.evaluation.trace_schemas import load_tools_file
     from traceladder.sampling import Sampling
 
     policies = None
     if args.policy:
-        from traceladder.policy_file import load_policy
+        from traceladder.evaluation.policy_file import load_policy
 
         policies = load_policy(args.policy)
     return LiveOptions(

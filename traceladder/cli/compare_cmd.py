@@ -14,7 +14,7 @@ from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.reporting.comparison_text import render_comparison
 from traceladder.storage.db import open_store
-from traceladder.workflows.compare import compare_runs, run_group
+from traceladder.workflows.compare_runs import compare_runs, run_group
 
 DEFAULT_ALPHA = 0.05
 

@@ -10,7 +10,7 @@ from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.storage.db import open_store
-from traceladder.workflows.consistency import consistency_record
+from traceladder.workflows.consistency_record import consistency_record
 
 
 def register(sub: argparse._SubParsersAction) -> None:

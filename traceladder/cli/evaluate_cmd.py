@@ -17,7 +17,7 @@ from traceladder.cli.common import (
     run_id_arg,
 )
 from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged, simulated_runs
-from traceladder.cli.sources_opt import add_source_options, evaluate_from_source, uses_sources
+from traceladder.cli.span_source_opt import add_source_options, evaluate_from_source, uses_sources
 from traceladder.errors import ExitCode
 from traceladder.evaluation import evaluate_store
 from traceladder.evaluation.policy_check import warn_unseen_policy_sections

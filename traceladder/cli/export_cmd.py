@@ -7,7 +7,7 @@ from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, int_range
 from traceladder.errors import ExitCode
-from traceladder.sources.parquet import export_parquet
+from traceladder.span_sources.parquet import export_parquet
 from traceladder.storage.db import open_store
 
 

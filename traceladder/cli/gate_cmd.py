@@ -12,7 +12,7 @@ from traceladder.errors import ExitCode
 from traceladder.files import append_text, write_text
 from traceladder.reporting.gate import markdown_summary, step_outputs
 from traceladder.storage.db import open_store
-from traceladder.workflows.gate import gate
+from traceladder.workflows.gate_run import gate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +64,9 @@ def handle(args: argparse.Namespace) -> int:
     for gap in result.gaps:
         print(f"traceladder: WARNING: --allow-partial: gating incomplete evidence: {gap}", file=sys.stderr)
     if result.report is not None:
-        from traceladder.workflows.reports import render  # validates the report first, as for every format
+        from traceladder.workflows.report_files import (
+            render,  # validates the report first, as for every format
+        )
 
         write_text(args.junit, render(result.report, "junit"), "JUnit file")
     output_file = os.environ.get("GITHUB_OUTPUT")

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from traceladder.cases.model import Case
 from traceladder.evaluation.code_rungs import CodeRungVerdicts, CodeVerdict
 from traceladder.evaluators.ladder import Ladder
 from traceladder.evaluators.types import VerdictValue
@@ -60,8 +61,10 @@ class RunProgress:
     def __init__(
         self, store: Store, *, domain: str, cases_path: Path | None, ladder: Ladder, evaluated: bool,
         judge_after: bool, clock: Callable[[], float] = time.monotonic,
+        cases: Sequence[Case] | None = None,
     ) -> None:  # fmt: skip
         self.store, self.domain, self.cases_path, self.ladder = store, domain, cases_path, ladder
+        self.cases = cases  # the run's suite, already validated: not read again for the verdicts
         self.evaluated, self.judge_after, self.clock = evaluated, judge_after, clock
         self.verdicts: CodeRungVerdicts | None = None
         self.started_at = clock()
@@ -71,7 +74,12 @@ class RunProgress:
         self.started_at = self.clock()
         if self.evaluated:
             self.verdicts = CodeRungVerdicts(
-                self.store, run_id, domain=self.domain, cases_path=self.cases_path, ladder=self.ladder
+                self.store,
+                run_id,
+                domain=self.domain,
+                cases_path=self.cases_path,
+                cases=self.cases,
+                ladder=self.ladder,
             )
 
     def status(self, end: CaseEnd) -> str:

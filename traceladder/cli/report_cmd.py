@@ -16,7 +16,7 @@ from traceladder.files import write_text
 from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.storage.db import open_store
 from traceladder.storage.readers import latest_run
-from traceladder.workflows.reports import FORMATS, load_report, render
+from traceladder.workflows.report_files import FORMATS, load_report, render
 
 MAX_HOURS = 24 * 366 * 10
 
@@ -128,7 +128,7 @@ def handle(args: argparse.Namespace) -> int:
 def _html(args: argparse.Namespace) -> int:
     # The page renderer and the trend queries load only for --format html (start-up of the rest).
     from traceladder.live.trend import open_trend_store
-    from traceladder.workflows.html_report import html_path_for, live_page, run_page
+    from traceladder.workflows.html_pages import html_path_for, live_page, run_page
 
     db = db_path(args)
     if args.live:
@@ -148,7 +148,7 @@ def _html(args: argparse.Namespace) -> int:
 
 def _leaderboard(args: argparse.Namespace) -> int:
     from traceladder.reporting.leaderboard import render_leaderboard
-    from traceladder.workflows.compare import leaderboard_of
+    from traceladder.workflows.compare_runs import leaderboard_of
 
     with open_store(db_path(args), read_only=True) as store:
         board = leaderboard_of(store, list(args.runs), prices=args.prices)

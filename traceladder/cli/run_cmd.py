@@ -30,13 +30,14 @@ from traceladder.evaluation import evaluate_store
 from traceladder.files import read_text_file
 from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import Store, open_store
-from traceladder.workflows.reports import load_report, save_json_report
+from traceladder.workflows.report_files import load_report, save_json_report
 
 if TYPE_CHECKING:
     # The agent modules import the OpenAI client library (~0.4 s): loaded only when a run starts,
     # so that `--help` and a refused flag answer fast.
     from traceladder.agent.client import ModelChoice
     from traceladder.agent.runner import RunOptions, RunSummary
+    from traceladder.cases.validator import ValidSuite
     from traceladder.cli.progress import RunProgress
 
 
@@ -246,6 +247,15 @@ def _with_prompt(domain: Domain, path: Path | None) -> Domain:
     return replace(domain, system_prompt=prompt)
 
 
+def _suite(domain: Domain, cases: Path | None) -> ValidSuite:
+    """The run's suite, read and validated once: the runner, the progress line and the evaluation
+    after the run all take these cases instead of reading the file again."""
+    from traceladder.cases.loader import suite_path
+    from traceladder.cases.validator import read_valid_suite
+
+    return read_valid_suite(suite_path(domain, cases), domain)
+
+
 def handle(args: argparse.Namespace) -> int:
     from traceladder.agent.client import choose_model
     from traceladder.agent.runner import RunOptions
@@ -260,16 +270,17 @@ def handle(args: argparse.Namespace) -> int:
             domain = _with_prompt(load_domain(domain_name(args)), args.system_prompt)
             choice = choose_model(args.model, args.base_url)
             config = _config_from_args(args, choice.model, choice.base_url)
-        options = RunOptions(
-            case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=args.repeat or 1,
-            concurrency=args.concurrency, resume=args.resume, cases_path=args.cases,
-            sim_delay_s=args.sim_delay, stop_after_errors=args.stop_after_errors,
-        )  # fmt: skip
         judge = None if args.no_report else judge_options(args, simulated=is_sim(choice.model))
         ladder = ladder_for(args)  # before the run: a wrong rung name must not cost a whole run
+        suite = _suite(domain, args.cases)
+        options = RunOptions(
+            case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=args.repeat or 1,
+            concurrency=args.concurrency, resume=args.resume, cases_path=args.cases, suite=suite,
+            sim_delay_s=args.sim_delay, stop_after_errors=args.stop_after_errors,
+        )  # fmt: skip
         progress = RunProgress(
             store, domain=domain.name, cases_path=args.cases, ladder=ladder, evaluated=not args.no_report,
-            judge_after=judge is not None,
+            judge_after=judge is not None, cases=suite.cases,
         )  # fmt: skip
         summary = _run_with_progress(store, choice, config, options, domain, progress)
         report_path = None
@@ -279,6 +290,7 @@ def handle(args: argparse.Namespace) -> int:
                 run_id=summary.run_id,
                 domain=domain.name,
                 cases_path=args.cases,
+                cases=suite.cases,
                 ladder=ladder,
                 judge=judge,
             )
@@ -314,19 +326,20 @@ def prepare(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
     domain = _with_prompt(load_domain(domain_name(args)), args.system_prompt)
     choice = choose_model(args.model, args.base_url)
     config = _config_from_args(args, choice.model, choice.base_url)
-    options = RunOptions(
-        case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=1,
-        concurrency=args.concurrency, cases_path=args.cases, sim_delay_s=args.sim_delay,
-        stop_after_errors=args.stop_after_errors,
-    )  # fmt: skip
     judge = judge_options(args, simulated=is_sim(choice.model))
     ladder = ladder_for(args)
+    suite = _suite(domain, args.cases)  # once for all the runs
+    options = RunOptions(
+        case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=1,
+        concurrency=args.concurrency, cases_path=args.cases, suite=suite, sim_delay_s=args.sim_delay,
+        stop_after_errors=args.stop_after_errors,
+    )  # fmt: skip
 
     def execute(i: int) -> str:
         seeded = replace(config, sim_seed=config.sim_seed + i) if config.sim_seed is not None else config
         progress = RunProgress(
             store, domain=domain.name, cases_path=args.cases, ladder=ladder, evaluated=True,
-            judge_after=judge is not None,
+            judge_after=judge is not None, cases=suite.cases,
         )  # fmt: skip
         summary = _run_with_progress(store, choice, seeded, options, domain, progress)
         if summary.status != "complete":
@@ -338,8 +351,8 @@ def prepare(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
             raise UserError(_nothing_measured(store, summary))
         say_judged(
             evaluate_store(
-                store, run_id=summary.run_id, domain=domain.name, cases_path=args.cases, ladder=ladder,
-                judge=judge,
+                store, run_id=summary.run_id, domain=domain.name, cases_path=args.cases,
+                cases=suite.cases, ladder=ladder, judge=judge,
             )
         )  # fmt: skip
         print(f"traceladder: run {i + 1}: {summary.run_id} evaluated", file=sys.stderr, flush=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
-from traceladder.conventions.sources import DefinitionList, DefinitionSource, Execution, History, Sighting
+from traceladder.conventions.sightings import DefinitionList, DefinitionSource, Execution, History, Sighting
 from traceladder.conventions.views import SpanView
 
 Role = Literal["tool", "llm", "other"]  # "other": ours, and neither (invoke_agent, AGENT, CHAIN…)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from traceladder.conventions.sources import Execution, LLMSpan, Sighting, Turn
-from traceladder.conventions.values import canonical
+from traceladder.conventions.attribute_values import canonical
+from traceladder.conventions.sightings import Execution, LLMSpan, Sighting, Turn
 
 SortKey = tuple[int, str, int, int, str, int]
 PHASE_HISTORY = 0  # a history-only turn, placed before the response that followed it

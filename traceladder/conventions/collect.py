@@ -15,10 +15,11 @@ from dataclasses import dataclass, replace
 
 from traceladder.conventions import otel_genai as og
 from traceladder.conventions import registry
+from traceladder.conventions.attribute_values import text
 from traceladder.conventions.base import LLM, TOOL
 from traceladder.conventions.definitions import request_lists, tool_span_list
 from traceladder.conventions.events import Events, span_events
-from traceladder.conventions.sources import (
+from traceladder.conventions.sightings import (
     DefinitionEntry,
     Execution,
     History,
@@ -27,7 +28,6 @@ from traceladder.conventions.sources import (
     Sighting,
     Turn,
 )
-from traceladder.conventions.values import text
 from traceladder.conventions.views import RESPONSE, LogView, SpanView
 
 

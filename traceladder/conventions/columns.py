@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from traceladder.conventions import registry
+from traceladder.conventions.attribute_values import text
 from traceladder.conventions.base import TOOL, ToolColumns
 from traceladder.conventions.otel_genai import ERROR_TYPE, OPERATION
-from traceladder.conventions.values import text
 from traceladder.conventions.views import SpanView
 
 __all__ = ["ToolColumns", "tool_columns"]

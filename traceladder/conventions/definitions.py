@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from functools import partial
 
+from traceladder.conventions.attribute_values import compact
 from traceladder.conventions.base import Convention
-from traceladder.conventions.sources import (
+from traceladder.conventions.sightings import (
     REQUEST,
     TOOL_SPAN_TIER,
     DefinitionEntry,
     DefinitionList,
     DefinitionSource,
 )
-from traceladder.conventions.values import compact
 from traceladder.conventions.views import SpanView, ToolDefinition
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from traceladder.conventions import otel_genai as og
+from traceladder.conventions.attribute_values import as_dict, name_text, text
 from traceladder.conventions.otel_genai import genai_history, genai_list
-from traceladder.conventions.sources import (
+from traceladder.conventions.sightings import (
     DefinitionList,
     History,
     LLMSpan,
@@ -22,7 +23,6 @@ from traceladder.conventions.sources import (
     ToolResult,
     Turn,
 )
-from traceladder.conventions.values import as_dict, name_text, text
 from traceladder.conventions.views import EVENT, SpanView
 
 _LAST = 1 << 62  # a choice without a usable index sorts after the numbered ones

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from traceladder.conventions.calls import PHASE_HISTORY, PHASE_RESPONSE, Call, Slot, SortKey
-from traceladder.conventions.sources import History, LLMSpan, Message, ToolResult, Turn
+from traceladder.conventions.sightings import History, LLMSpan, Message, ToolResult, Turn
 from traceladder.conventions.views import ORIGIN_RANK
 
 _HISTORY = ORIGIN_RANK["history"]

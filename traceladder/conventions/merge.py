@@ -16,12 +16,7 @@ import re
 from operator import itemgetter
 from typing import Any
 
-from traceladder.conventions.calls import PHASE_RESPONSE, Call, Slot
-from traceladder.conventions.collect import Collected
-from traceladder.conventions.history import Histories
-from traceladder.conventions.matching import drop_nested, match_executions
-from traceladder.conventions.sources import Execution, LLMSpan, ResponseOutput, Sighting
-from traceladder.conventions.values import (
+from traceladder.conventions.attribute_values import (
     ABSENT,
     ARGS_NONE,
     ARGS_STRUCTURED,
@@ -29,6 +24,11 @@ from traceladder.conventions.values import (
     args_text,
     canonical,
 )
+from traceladder.conventions.calls import PHASE_RESPONSE, Call, Slot
+from traceladder.conventions.collect import Collected
+from traceladder.conventions.execution_pairing import drop_nested, match_executions
+from traceladder.conventions.history import Histories
+from traceladder.conventions.sightings import Execution, LLMSpan, ResponseOutput, Sighting
 from traceladder.conventions.views import ERROR, OK, ORIGIN_RANK, TOOL_SPAN, UNKNOWN, ExtractedCall
 
 _ORIGINS = {rank: origin for origin, rank in ORIGIN_RANK.items()}

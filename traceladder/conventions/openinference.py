@@ -11,9 +11,21 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from typing import Any, Final
 
+from traceladder.conventions.attribute_values import (
+    ABSENT,
+    ARGS_OPENINFERENCE,
+    ARGS_TOOL_SPAN,
+    args_rank_of,
+    as_dict,
+    compact,
+    flat_messages,
+    indexed_fields,
+    name_text,
+    text,
+)
 from traceladder.conventions.base import LLM, OTHER, TOOL, Convention, Messages, Role, Side, ToolColumns
 from traceladder.conventions.otel_genai import ERROR_TYPE, EXECUTE_TOOL, failure
-from traceladder.conventions.sources import (
+from traceladder.conventions.sightings import (
     REQUEST,
     DefinitionList,
     DefinitionSource,
@@ -25,18 +37,6 @@ from traceladder.conventions.sources import (
     Turn,
     sighting,
     tool_definitions,
-)
-from traceladder.conventions.values import (
-    ABSENT,
-    ARGS_OPENINFERENCE,
-    ARGS_TOOL_SPAN,
-    args_rank_of,
-    as_dict,
-    compact,
-    flat_messages,
-    indexed_fields,
-    name_text,
-    text,
 )
 from traceladder.conventions.views import OPENINFERENCE, SpanView
 

@@ -14,9 +14,20 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Final
 
+from traceladder.conventions.attribute_values import (
+    ABSENT,
+    ARGS_OPENLLMETRY_FLAT,
+    ARGS_STRUCTURED,
+    args_rank_of,
+    flat_messages,
+    indexed_fields,
+    loads,
+    name_text,
+    text,
+)
 from traceladder.conventions.base import LLM, TOOL, Convention, Messages, Role, Side, ToolColumns
 from traceladder.conventions.otel_genai import ERROR_TYPE, EXECUTE_TOOL, failure
-from traceladder.conventions.sources import (
+from traceladder.conventions.sightings import (
     REQUEST,
     DefinitionList,
     DefinitionSource,
@@ -27,17 +38,6 @@ from traceladder.conventions.sources import (
     ToolResult,
     Turn,
     sighting,
-)
-from traceladder.conventions.values import (
-    ABSENT,
-    ARGS_OPENLLMETRY_FLAT,
-    ARGS_STRUCTURED,
-    args_rank_of,
-    flat_messages,
-    indexed_fields,
-    loads,
-    name_text,
-    text,
 )
 from traceladder.conventions.views import OPENLLMETRY, SpanView
 from traceladder.instrumentation import semconv as sc

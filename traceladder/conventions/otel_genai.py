@@ -14,8 +14,20 @@ from functools import lru_cache, partial
 from typing import Any, Final
 
 from traceladder.conventions import otel_genai_sql
+from traceladder.conventions.attribute_values import (
+    ABSENT,
+    ARGS_EVENT,
+    ARGS_PART_STRING,
+    ARGS_TOOL_SPAN,
+    args_rank_of,
+    as_dict,
+    as_list,
+    compact,
+    name_text,
+    text,
+)
 from traceladder.conventions.base import LLM, OTHER, TOOL, Convention, Messages, Role, Side, ToolColumns
-from traceladder.conventions.sources import (
+from traceladder.conventions.sightings import (
     REQUEST,
     DefinitionList,
     DefinitionSource,
@@ -27,18 +39,6 @@ from traceladder.conventions.sources import (
     Turn,
     sighting,
     tool_definitions,
-)
-from traceladder.conventions.values import (
-    ABSENT,
-    ARGS_EVENT,
-    ARGS_PART_STRING,
-    ARGS_TOOL_SPAN,
-    args_rank_of,
-    as_dict,
-    as_list,
-    compact,
-    name_text,
-    text,
 )
 from traceladder.conventions.views import OTEL_GENAI, SpanView
 from traceladder.instrumentation import semconv as sc

@@ -21,7 +21,7 @@ from traceladder.cases.loader import load_cases
 from traceladder.cases.model import Case
 from traceladder.domain.registry import DEFAULT_DOMAIN, load_domain
 from traceladder.evaluation.state_inputs import golden_states, state_evidence
-from traceladder.evaluation.tool_sources import Definitions, trace_registry
+from traceladder.evaluation.trace_schemas import Definitions, trace_registry
 from traceladder.evaluators.inputs import DomainRules, TraceInputs
 from traceladder.evaluators.judge import Judgment
 from traceladder.evaluators.ladder import Ladder
@@ -89,25 +89,30 @@ def build_context(
     sampling: Sampling = EVERYTHING,
     definition_sets: Mapping[str, Definitions] | None = None,
     named: Iterable[str] = (),
+    cases: Sequence[Case] | None = None,
 ) -> Context:
     """Load every domain the units need (and those in `named`: the domains units not at hand
     name). `domain` names the default for case-tagged traces that name none, and the schemas for
-    traces without a case; `cases_path` replaces the default domain's shipped suite."""
+    traces without a case; `cases_path` replaces the default domain's shipped suite; `cases` are
+    the default domain's cases already read and validated (a run's own suite: not read again)."""
     default = domain or DEFAULT_DOMAIN
     names = {u.domain for u in units if u.domain} | set(named) | {default}
     domains: dict[str, DomainContext] = {}
     for name in sorted(names):
         d = load_domain(name)
-        cases = load_cases(d, cases_path if name == default else None) if d.suite or cases_path else ()
+        if name == default and cases is not None:
+            suite: Sequence[Case] = cases
+        else:
+            suite = load_cases(d, cases_path if name == default else None) if d.suite or cases_path else ()
         dimensions = tuple(d.suite.dimensions) if d.suite else ()
         tools = SchemaRegistry(d.tool_schemas, f"domain:{d.name}")
         domains[name] = DomainContext(
             name,
             DomainRules.of(d),
             tools,
-            {c.id: c for c in cases},
+            {c.id: c for c in suite},
             dimensions,
-            golden_states(cases, d),
+            golden_states(suite, d),
             d.judge_policy,
         )
     return Context(
@@ -172,7 +177,7 @@ def facts_key(unit: UnitRow, ctx: Context) -> Any:
 
 
 # What each rung input of `TraceInputs` is made of, as a hashable part of the dedupe key: traces
-# whose parts agree for every input the ladder reads get one verdict (`pool.judge_batch`). Each
+# whose parts agree for every input the ladder reads get one verdict (`pool.settle_batch`). Each
 # part holds exactly what `inputs_for` builds that input from; the two change together, and a test
 # fails when an input has no part here.
 KeyPart = Callable[[UnitRow, Context], Hashable]

@@ -3,7 +3,7 @@ inputs, run the ladder (in this process or a worker pool), write the results.
 
 The route goes down once: workflow → here → (store readers, the ladder, store writers). Every
 trace in the store is a unit; a suite trace carries a case, a trace from elsewhere may carry only
-its calls — the same fold judges both, and what ran is visible per rung.
+its calls — the same fold settles both, and what ran is visible per rung.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
+from traceladder.cases.model import Case
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
-from traceladder.evaluation.pool import Batch, Judges, paused_gc
+from traceladder.evaluation.pool import Batch, SettlePool, paused_gc
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
 from traceladder.storage.db import Store
@@ -64,6 +65,7 @@ def evaluate_store(
     run_id: str | None = None,
     domain: str | None = None,
     cases_path: Path | None = None,
+    cases: Sequence[Case] | None = None,
     ladder: Ladder | None = None,
     workers: int | None = None,
     live: LiveOptions = NO_LIVE_OPTIONS,
@@ -76,9 +78,11 @@ def evaluate_store(
     stored results.
 
     `domain` is the default for case-tagged traces that name none and a schema source for traces
-    without a case; `live` adds the other open-path inputs (a tools file, an invariant policy)
-    and the sampling rule; `ladder` defaults to the built-in rungs (plug-in rungs join only when
-    named: `evaluators.ladder.load_ladder`).
+    without a case; `cases` are that domain's cases when the caller has already read and validated
+    them (a run evaluating its own suite), instead of reading `cases_path` again; `live` adds the
+    other open-path inputs (a tools file, an invariant policy) and the sampling rule; `ladder`
+    defaults to the built-in rungs (plug-in rungs join only when named:
+    `evaluators.ladder.load_ladder`).
     `after` runs inside the transaction that writes the results (a watermark that commits with
     them, or not at all). `judge` adds rung 5: the traces the code rungs passed are judged by it
     (`evaluation.judging`). `judge_tag` instead says rung 5 is decided elsewhere, by that judge (a
@@ -90,19 +94,19 @@ def evaluate_store(
         if run_id and not len(ids):
             raise UserError(f"no traces of run {run_id} in {store.path}")
         ctx = build_context(
-            (), ladder or Ladder(), domain=domain, cases_path=cases_path, named=named,
+            (), ladder or Ladder(), domain=domain, cases_path=cases_path, cases=cases, named=named,
             tools_file=live.tools, policies=live.policies, sampling=live.sampling,
         )  # fmt: skip
         if judge is not None or judge_tag:
             tag = judge.tag if judge is not None else judge_tag or ""
             ctx = replace(ctx, judge_configured=True, judge_tag=tag)
         run = _Pass(store, ids, run_id, live, keep_units=judge is not None, after=after)
-        with paused_gc(), Judges(ctx, workers=workers) as judges:
+        with paused_gc(), SettlePool(ctx, workers=workers) as pool:
             # Each batch is written, in a transaction of its own, while the next one is read and
             # (on workers) judged: memory holds about two batches, whatever the size of the store
             # (decision 100). With a judge, the survivors of every batch must be known first: the
             # first pass is kept, then rung 5 runs, then the batches are written.
-            stream: Iterable[tuple[ResultTables, bool]] = judges.stream(run.read())
+            stream: Iterable[tuple[ResultTables, bool]] = pool.stream(run.read())
             if judge is not None:
                 first = [tables for tables, _ in stream]
                 survivors = SurvivorInputs.read(store, run.units, first, definitions=True)

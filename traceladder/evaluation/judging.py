@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from traceladder.evaluation.assemble import Context, raw_calls_by_trace
-from traceladder.evaluation.pool import Judges
+from traceladder.evaluation.pool import SettlePool
 from traceladder.evaluators.types import VerdictValue
 from traceladder.judge.phase import JudgeOptions, PhaseResult, Survivor, judge_survivors
 from traceladder.judge.trajectory import TrajectoryCall
@@ -118,13 +118,11 @@ def judge_pass(
         store, [_survivor(u, raw.get(u.trace_id, ()), ctx) for u in chosen], options, inputs.exchanges
     )
     judged_ctx = replace(ctx, judgments=phase.judgments, judge_absent=phase.absent, judge_configured=True)
-    with Judges(judged_ctx, workers=workers) as judges:
+    with SettlePool(judged_ctx, workers=workers) as pool:
         for start in range(0, len(chosen), batch):
             part = chosen[start : start + batch]
             part_ids = pa.array([u.trace_id for u in part], pa.string())
-            judges.submit(
-                part, call_table.filter(pc.is_in(call_table.column("trace_id"), value_set=part_ids))
-            )
-        second = list(judges.results())
+            pool.submit(part, call_table.filter(pc.is_in(call_table.column("trace_id"), value_set=part_ids)))
+        second = list(pool.results())
     survivors = pa.array(sorted(u.trace_id for u in chosen), pa.string())
     return [t.without(survivors) for t in first] + second, phase

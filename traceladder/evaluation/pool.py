@@ -47,8 +47,8 @@ def free_cores() -> int:
     return max(1, min(cores, int(cores - busy_elsewhere + 0.5)))
 
 
-def judge_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) -> ResultTables:
-    """Judge these traces (their calls are in `call_table`) into result tables.
+def settle_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) -> ResultTables:
+    """Settle these traces (their calls are in `call_table`) into result tables.
 
     The ladder is a pure function of a trace's inputs, so traces with identical inputs — the same
     domain, case and agent outcome, and the same calls with the same arguments, statuses and
@@ -59,7 +59,7 @@ def judge_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) ->
     raw_calls = raw_calls_by_trace(call_table)
     parser = CallParser(requests)
     builder = RowBuilder(ctx.ladder.version + ctx.judge_tag)
-    judge = ctx.ladder.judge
+    settle = ctx.ladder.settle
     seen: dict[tuple[Any, ...], tuple[Any, Any]] = {}
     parts = dedupe_parts(ctx.ladder)
     weigh = ctx.sampling.weight
@@ -69,7 +69,7 @@ def judge_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) ->
         hit = seen.get(key)
         if hit is None:
             inputs = inputs_for(unit, parser.calls(recorded), ctx)
-            hit = seen[key] = (inputs.case, judge(inputs))
+            hit = seen[key] = (inputs.case, settle(inputs))
         builder.add(unit, hit[0], hit[1], weigh(unit.error))
     return builder.tables()
 
@@ -102,15 +102,15 @@ def _init_worker(ctx: Context) -> None:
 
 
 def _work(units: Sequence[UnitRow], call_table: pa.Table, definition_sets: DefinitionSets) -> ResultTables:
-    return judge_batch(units, call_table, _with_definitions(_worker_context["ctx"], definition_sets))
+    return settle_batch(units, call_table, _with_definitions(_worker_context["ctx"], definition_sets))
 
 
 def _with_definitions(ctx: Context, definition_sets: DefinitionSets) -> Context:
     return ctx if definition_sets is None else replace(ctx, definition_sets=definition_sets)
 
 
-class Judges:
-    """Judge batches serially, or over worker processes when there is enough work and free cores."""
+class SettlePool:
+    """Settle batches serially, or over worker processes when there is enough work and free cores."""
 
     def __init__(
         self, ctx: Context, *, workers: int | None = None, min_parallel: int = PARALLEL_MIN_TRACES
@@ -152,7 +152,7 @@ class Judges:
         if isinstance(item, Future):
             return item.result()
         units, call_table, definition_sets = item
-        return judge_batch(units, call_table, _with_definitions(self.ctx, definition_sets))
+        return settle_batch(units, call_table, _with_definitions(self.ctx, definition_sets))
 
     def results(self) -> Iterator[ResultTables]:
         """Each batch's tables in submission order, as soon as it is judged."""
@@ -167,7 +167,7 @@ class Judges:
         source = iter(batches)
         final = 0  # the number of the batch flagged last
         while True:
-            # on workers, one batch ahead: they judge it while this process writes
+            # on workers, one batch ahead: they settle it while this process writes
             while len({b for b, _ in self._pending}) < (2 if self._pool is not None else 1):
                 upcoming = next(source, None)
                 if upcoming is None:
@@ -181,7 +181,7 @@ class Judges:
             tables = self._next()
             yield tables, batch == final and not any(b == batch for b, _ in self._pending)
 
-    def __enter__(self) -> Judges:
+    def __enter__(self) -> SettlePool:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -6,7 +6,7 @@ diffs) of the rungs that did not pass.
 
 A verdict's rows do not depend on which trace it belongs to, so each *distinct* verdict's rows are
 built once, and every trace gets them by an Arrow `take` (in C) next to its own identity columns.
-Traces judged identical (see `pool.judge_batch`) therefore cost a few list appends each.
+Traces judged identical (see `pool.settle_batch`) therefore cost a few list appends each.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Sharded evaluation of a span source: each task reads one shard of traces, judges it with the
 store's own evaluation, and returns Arrow result tables; the results are written once.
 
-A shard task (`judge_shard`) writes its spans into a scratch in-memory store — the path every
+A shard task (`settle_shard`) writes its spans into a scratch in-memory store — the path every
 span takes: dedupe, tool calls extracted by the conventions, the trace index — and runs
 `evaluate_store` on it, exactly as `traceladder evaluate` does on a store. Nothing judges twice:
 there is one judging path, and this module only moves spans in and result tables out.
@@ -34,9 +34,9 @@ from traceladder.evaluation.executors import Executor
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
-from traceladder.sources.base import SpanSource
-from traceladder.sources.shard import shard_of
-from traceladder.sources.store import StoreSource
+from traceladder.span_sources.base import SpanSource
+from traceladder.span_sources.shard import shard_of
+from traceladder.span_sources.store import StoreSource
 from traceladder.storage.db import Store, open_store, trace_id_table
 from traceladder.storage.judgments import forget_judgments
 from traceladder.storage.readers import read_units
@@ -96,7 +96,7 @@ def _read_back(scratch: Store) -> ResultTables:
     )
 
 
-def judge_shard(job: ShardJob, shard: int) -> ShardResult:
+def settle_shard(job: ShardJob, shard: int) -> ShardResult:
     """Read one shard, judge it in a scratch store, return its result tables (runs on a worker)."""
     spans = job.source.read_shard(shard, job.shards)
     with Store(Path(":memory:")) as scratch:
@@ -155,7 +155,7 @@ def evaluate_source(
     if judge is not None:
         job = replace(job, judge_tag=judge.tag)
     collector = _Collector(job.shards)
-    task = partial(judge_shard, job)
+    task = partial(settle_shard, job)
     survivors: list[SurvivorInputs] = []
 
     def stream() -> Iterator[ResultTables]:

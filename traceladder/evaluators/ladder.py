@@ -92,7 +92,7 @@ class Ladder:
         extra = [r.NAME for r in self.rungs if r not in BUILTIN]
         return EVALUATOR_VERSION + (f"+{'+'.join(extra)}" if extra else "")
 
-    def judge(self, inputs: TraceInputs) -> Verdict:
+    def settle(self, inputs: TraceInputs) -> Verdict:
         """Fold every rung over one trace into its verdict."""
         case = inputs.case
         if case is not None and case.skip:

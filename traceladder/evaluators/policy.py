@@ -2,7 +2,7 @@
 
 `Policy` is the resolved set of checks for one trace; `PolicySet` is a whole policy file — a
 `defaults` section, `service` sections and `agent` sections — and picks the `Policy` for a trace.
-No file I/O here (`traceladder.policy_file` reads TOML); everything is picklable, so a policy
+No file I/O here (`traceladder.evaluation.policy_file` reads TOML); everything is picklable, so a policy
 travels to worker processes with the trace.
 
 Tool names in every rule are `fnmatch` globs matched case-sensitively (`fnmatchcase`): `*`, `?`,

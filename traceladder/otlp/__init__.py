@@ -6,7 +6,7 @@
 """
 
 from traceladder.otlp.decode import decode_logs, decode_traces
-from traceladder.otlp.rows import LOG_SCHEMA, TRACE_SCHEMA, DecodedBatch, DecodeError, Rejected
+from traceladder.otlp.decoded import LOG_SCHEMA, TRACE_SCHEMA, DecodedBatch, DecodeError, Rejected
 
 __all__ = [
     "LOG_SCHEMA",

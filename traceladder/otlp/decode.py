@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from traceladder.otlp import otlp_json
+from traceladder.otlp.decoded import DecodedBatch, DecodeError
 from traceladder.otlp.protobuf import (
     decode_log_request,
     decode_trace_request,
     parse_log_request,
     parse_trace_request,
 )
-from traceladder.otlp.rows import DecodedBatch, DecodeError
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"

@@ -23,8 +23,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
+from traceladder.otlp.decoded import DecodeError
 from traceladder.otlp.protobuf import Overrides
-from traceladder.otlp.rows import DecodeError
 from traceladder.otlp.values import loads
 
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")

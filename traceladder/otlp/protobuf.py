@@ -19,7 +19,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from traceladder.conventions.columns import tool_columns
-from traceladder.otlp.rows import (
+from traceladder.otlp.decoded import (
     KIND_NAMES,
     LOG_SCHEMA,
     STATUS_NAMES,

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from traceladder.conventions.registry import decider_sql, role_sql, tool_column_rules
 from traceladder.instrumentation import semconv as sc
-from traceladder.otlp.rows import KIND_NAMES, STATUS_NAMES, TOOL_COLUMN_NAMES, DecodeError, Rejected
+from traceladder.otlp.decoded import KIND_NAMES, STATUS_NAMES, TOOL_COLUMN_NAMES, DecodeError, Rejected
 from traceladder.otlp.shred_post import DEEP_KEY, post_process, split
 
 _DEEP_KEY_JSON = json.dumps(DEEP_KEY)[1:-1]  # as the marker's key is written inside the SQL's JSON text

@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 
 from traceladder.conventions.columns import tool_columns
 from traceladder.conventions.registry import tool_json_markers
+from traceladder.otlp.decoded import TOOL_COLUMN_NAMES, TRACE_SCHEMA, DecodedBatch, Rejected
 from traceladder.otlp.otlp_json import json_id
-from traceladder.otlp.rows import TOOL_COLUMN_NAMES, TRACE_SCHEMA, DecodedBatch, Rejected
 from traceladder.otlp.values import dumps, finite, loads
 
 # The key of the marker object a too-deep AnyValue travels in from the SQL (a NUL-prefixed key

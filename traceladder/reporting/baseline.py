@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from traceladder.cases.hashes import canonical_json, sha256
+from traceladder.reporting.repeatability import Trial, listed_twice, not_repeated
 
 REVIEW_CLASSES = ("model_error", "judge_error", "golden_error")
 MIN_RUNS = 3
@@ -139,31 +140,25 @@ def comparability(baseline: Mapping[str, Any], model: str, input_hashes: Mapping
     return differences
 
 
-def check_lock_runs(runs: Sequence[Mapping[str, Any]]) -> None:
-    """At least MIN_RUNS distinct, complete runs with identical inputs, model and selection.
-
-    Each run is a mapping with run_id, model, input_hashes, selection, complete and
-    incompleteness (why it is not complete). The same run listed three times is one trial, not
-    three; a full run next to partial selections is not a repetition of it.
-    """
-    ids = [run["run_id"] for run in runs]
-    repeated = sorted({r for r in ids if ids.count(r) > 1})
-    if repeated:
-        raise LockRefused(
-            f"run {repeated[0]} is listed more than once; locking needs {MIN_RUNS} distinct runs"
-        )
+def check_lock_runs(runs: Sequence[Trial]) -> None:
+    """At least MIN_RUNS distinct, complete runs with identical inputs, model and selection
+    (`reporting.repeatability`). The same run listed three times is one trial, not three; a full
+    run next to partial selections is not a repetition of it."""
+    twice = listed_twice([run.run_id for run in runs])
+    if twice:
+        raise LockRefused(f"run {twice} is listed more than once; locking needs {MIN_RUNS} distinct runs")
     if len(runs) < MIN_RUNS:
         raise LockRefused(
             f"locking needs at least {MIN_RUNS} complete runs; the consistency record has {len(runs)}"
         )
-    first = runs[0]
-    for run in runs:
-        if not run["complete"]:
-            raise LockRefused(run["incompleteness"])
-        if run["input_hashes"] != first["input_hashes"] or run["model"] != first["model"]:
-            raise LockRefused(f"runs {first['run_id']} and {run['run_id']} do not have identical inputs")
-        if run["selection"] != first["selection"]:
-            raise LockRefused(
-                f"runs {first['run_id']} and {run['run_id']} ran different selections of cases; "
-                "repeat the same selection (or the full suite)"
-            )
+    problem = not_repeated(runs)
+    if problem is None:
+        return
+    if problem.kind == "incomplete":
+        raise LockRefused(problem.incompleteness)
+    if problem.kind == "selection":
+        raise LockRefused(
+            f"runs {problem.first} and {problem.other} ran different selections of cases; "
+            "repeat the same selection (or the full suite)"
+        )
+    raise LockRefused(f"runs {problem.first} and {problem.other} do not have identical inputs")

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from traceladder.errors import first_line
-from traceladder.otlp.rows import LOG_SCHEMA
+from traceladder.otlp.decoded import LOG_SCHEMA
 from traceladder.storage.db import Store
 from traceladder.storage.segments import (
     ChecksumMismatch,

@@ -34,7 +34,7 @@ from traceladder.conventions.base import TOOL
 from traceladder.conventions.definitions import choose, request_lists, tool_span_list
 from traceladder.conventions.merge import structured_arguments
 from traceladder.conventions.otel_genai import TOOL_DEFINITIONS
-from traceladder.conventions.sources import DefinitionEntry
+from traceladder.conventions.sightings import DefinitionEntry
 from traceladder.conventions.views import SpanView, ToolDefinition
 from traceladder.instrumentation import semconv as sc
 

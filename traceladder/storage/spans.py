@@ -15,10 +15,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 from traceladder.conventions.columns import tool_columns
-from traceladder.otlp.rows import TRACE_SCHEMA
+from traceladder.otlp.decoded import TRACE_SCHEMA
 from traceladder.text import utf8_deep
 
-# A stored span: the decoded OTLP row (traceladder.otlp.rows) plus where it came from.
+# A stored span: the decoded OTLP row (traceladder.otlp.decoded) plus where it came from.
 SPAN_SCHEMA = TRACE_SCHEMA.append(pa.field("source", pa.string(), nullable=False))
 SPAN_COLUMNS = tuple(SPAN_SCHEMA.names)
 

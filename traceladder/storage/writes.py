@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.otlp.rows import LOG_SCHEMA
+from traceladder.otlp.decoded import LOG_SCHEMA
 from traceladder.storage.db import Store
 from traceladder.storage.derive import derive_traces
 from traceladder.storage.spans import SPAN_COLUMNS

@@ -18,8 +18,8 @@ from traceladder.errors import UserError
 from traceladder.files import write_text
 from traceladder.reporting.baseline import MIN_RUNS, REVIEW_CLASSES
 from traceladder.storage.db import Store
-from traceladder.workflows.baselines import make_review_template
-from traceladder.workflows.consistency import consistency_record
+from traceladder.workflows.baseline_files import make_review_template
+from traceladder.workflows.consistency_record import consistency_record
 
 MAX_RUNS = 20
 CONSISTENCY_FILE, REVIEW_FILE, BASELINE_FILE = "consistency.json", "review.json", "baseline.json"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from traceladder.conventions.attribute_values import ABSENT, ARGS_TOOL_SPAN, args_rank_of, name_text, text
 from traceladder.conventions.base import TOOL, Convention, Role
-from traceladder.conventions.sources import Execution
-from traceladder.conventions.values import ABSENT, ARGS_TOOL_SPAN, args_rank_of, name_text, text
+from traceladder.conventions.sightings import Execution
 from traceladder.conventions.views import SpanView
 
 

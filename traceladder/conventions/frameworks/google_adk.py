@@ -18,16 +18,7 @@ from functools import partial
 from typing import Any, Final
 
 from traceladder.conventions import otel_genai as og
-from traceladder.conventions.base import LLM, OTHER, Convention, Messages, Role, Side, other_scope_sql
-from traceladder.conventions.sources import (
-    REQUEST,
-    DefinitionList,
-    DefinitionSource,
-    Execution,
-    Sighting,
-    sighting,
-)
-from traceladder.conventions.values import (
+from traceladder.conventions.attribute_values import (
     ABSENT,
     ARGS_STRUCTURED,
     args_rank_of,
@@ -35,6 +26,15 @@ from traceladder.conventions.values import (
     as_list,
     name_text,
     text,
+)
+from traceladder.conventions.base import LLM, OTHER, Convention, Messages, Role, Side, other_scope_sql
+from traceladder.conventions.sightings import (
+    REQUEST,
+    DefinitionList,
+    DefinitionSource,
+    Execution,
+    Sighting,
+    sighting,
 )
 from traceladder.conventions.views import SpanView
 

@@ -20,9 +20,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from traceladder.conventions import otel_genai as og
-from traceladder.conventions.base import Convention, other_scope_sql
-from traceladder.conventions.sources import Execution, Sighting, sighting
-from traceladder.conventions.values import (
+from traceladder.conventions.attribute_values import (
     ABSENT,
     ARGS_OPENINFERENCE,
     ARGS_STRUCTURED,
@@ -33,6 +31,8 @@ from traceladder.conventions.values import (
     name_text,
     text,
 )
+from traceladder.conventions.base import Convention, other_scope_sql
+from traceladder.conventions.sightings import Execution, Sighting, sighting
 from traceladder.conventions.views import SpanView
 
 OPENINFERENCE_SCOPE: Final = "openinference.instrumentation.langchain"

@@ -17,11 +17,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Final
 
-from traceladder.conventions.base import Convention, Messages, Side, other_scope_sql
-from traceladder.conventions.openinference import OUTPUT_FIRST, OUTPUT_FIRST_CALL
-from traceladder.conventions.otel_genai import OUTPUT_MESSAGES, openai_calls
-from traceladder.conventions.sources import Sighting, sighting
-from traceladder.conventions.values import (
+from traceladder.conventions.attribute_values import (
     ABSENT,
     ARGS_EVENT,
     args_rank_of,
@@ -30,6 +26,10 @@ from traceladder.conventions.values import (
     loads,
     name_text,
 )
+from traceladder.conventions.base import Convention, Messages, Side, other_scope_sql
+from traceladder.conventions.openinference import OUTPUT_FIRST, OUTPUT_FIRST_CALL
+from traceladder.conventions.otel_genai import OUTPUT_MESSAGES, openai_calls
+from traceladder.conventions.sightings import Sighting, sighting
 from traceladder.conventions.views import SpanView
 
 OPENINFERENCE_SCOPE: Final = "openinference.instrumentation.openai_agents"

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
+from traceladder.conventions.attribute_values import ARGS_TOOL_SPAN, as_dict
 from traceladder.conventions.base import Convention, other_scope_sql
-from traceladder.conventions.sources import Execution
-from traceladder.conventions.values import ARGS_TOOL_SPAN, as_dict
+from traceladder.conventions.sightings import Execution
 from traceladder.conventions.views import SpanView
 
 SCOPE: Final = "pydantic-ai"

@@ -19,9 +19,9 @@ from dataclasses import replace
 from typing import Any, Final
 
 from traceladder.conventions import otel_genai as og
+from traceladder.conventions.attribute_values import ABSENT, ARGS_STRUCTURED, as_dict, loads, text
 from traceladder.conventions.base import Convention, other_scope_sql
-from traceladder.conventions.sources import DefinitionSource, Execution
-from traceladder.conventions.values import ABSENT, ARGS_STRUCTURED, as_dict, loads, text
+from traceladder.conventions.sightings import DefinitionSource, Execution
 from traceladder.conventions.views import SpanView
 from traceladder.instrumentation import semconv as sc
 

@@ -54,8 +54,8 @@ def evaluate_from_source(args: argparse.Namespace, live: LiveOptions, ladder: La
     from traceladder.cli.judge_options import judge_options, say_judged, simulated_runs
     from traceladder.evaluation.executors import executor_for
     from traceladder.evaluation.shards import DEFAULT_SHARDS, ShardJob, evaluate_source
-    from traceladder.sources import open_source
-    from traceladder.sources.store import StoreSource
+    from traceladder.span_sources import open_source
+    from traceladder.span_sources.store import StoreSource
 
     db = db_path(args)
     source = open_source(args.source) if args.source else StoreSource(db)

@@ -1,7 +1,7 @@
 """The HTML report: a run's page (optionally compared with another run), or the page of the live
 traces of a time window with the trend per deploy. Reads what the page needs, renders it once.
 
-Reports are loaded as `report --format json` loads them (`workflows.reports.load_report`), so the
+Reports are loaded as `report --format json` loads them (`workflows.report_files.load_report`), so the
 page and the JSON can never disagree; the page only adds each shown trace's spans, tool results
 and final answer (`storage.trace_detail`).
 """
@@ -24,8 +24,8 @@ from traceladder.storage.db import Store
 from traceladder.storage.runs import run_info
 from traceladder.storage.suite_runs import suite_runs
 from traceladder.storage.trace_detail import live_window, trace_details
-from traceladder.workflows.compare import NotComparable, check_same_suite
-from traceladder.workflows.reports import check_report, load_report
+from traceladder.workflows.compare_runs import NotComparable, check_same_suite
+from traceladder.workflows.report_files import check_report, load_report
 
 
 def html_path_for(db: Path, name: str) -> Path:

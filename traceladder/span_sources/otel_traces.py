@@ -10,7 +10,7 @@ read); every attribute value went through `pcommon.Value.AsString()` — ints as
 
 Reading: attribute values stay the strings the exporter wrote. The original types are gone (`"1"`
 may have been an int or a string) and guessing would be wrong both ways; the conventions read
-JSON text and structured values alike (`conventions.values.loads`), and a tool call's arguments
+JSON text and structured values alike (`conventions.attribute_values.loads`), and a tool call's arguments
 are text in every convention anyway. Events (a Nested column) become span events, which the GenAI
 conventions read for `gen_ai.choice` / message events.
 

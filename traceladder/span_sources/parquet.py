@@ -23,7 +23,7 @@ import duckdb
 import pyarrow as pa
 
 from traceladder.errors import UserError, first_line
-from traceladder.sources.shard import duckdb_shard
+from traceladder.span_sources.shard import duckdb_shard
 from traceladder.storage.db import Store
 from traceladder.storage.readers import RUN_MODELS
 from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA

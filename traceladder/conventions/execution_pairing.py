@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from traceladder.conventions.calls import Call
-from traceladder.conventions.sources import Execution
+from traceladder.conventions.sightings import Execution
 
 
 def drop_nested(executions: list[Execution]) -> list[Execution]:

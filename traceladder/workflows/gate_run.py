@@ -67,7 +67,7 @@ def gate(
 
 
 def _read_baseline(path: Path) -> dict[str, Any]:
-    from traceladder.workflows.baselines import load_baseline
+    from traceladder.workflows.baseline_files import load_baseline
 
     try:
         return load_baseline(path)
@@ -82,6 +82,6 @@ def _comparability(baseline: dict[str, Any], model: str, input_hashes: dict[str,
 
 
 def _report(store: Store, run_id: str) -> dict[str, Any]:
-    from traceladder.workflows.reports import load_report
+    from traceladder.workflows.report_files import load_report
 
     return load_report(store, run_id)

@@ -24,9 +24,9 @@ from traceladder.reporting.baseline import (
 )
 from traceladder.schemas import first_problem, require_valid
 from traceladder.storage.db import Store
-from traceladder.storage.runs import RunInfo, failures_of, has_results, run_info
-from traceladder.workflows.consistency import consistency_record
-from traceladder.workflows.reports import load_report
+from traceladder.storage.runs import failures_of, has_results, run_info
+from traceladder.workflows.consistency_record import consistency_record
+from traceladder.workflows.report_files import load_report
 
 
 def load_baseline(path: Path) -> dict[str, Any]:
@@ -50,13 +50,6 @@ def make_review_template(store: Store, run_id: str) -> dict[str, Any]:
     return review_template(run_id, failures_of(store, run_id))
 
 
-def _lock_facts(info: RunInfo) -> dict[str, Any]:
-    return {
-        "run_id": info.run_id, "model": info.model, "input_hashes": info.input_hashes,
-        "selection": info.selection, "complete": info.complete, "incompleteness": info.incompleteness(),
-    }  # fmt: skip
-
-
 def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path) -> dict[str, Any]:
     """The BaselineV1 for `canonical`, or `UserError` naming the evidence that is missing. The
     baseline validates against its published schema before anyone can write it (`SchemaViolation`,
@@ -67,7 +60,7 @@ def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path
     if not isinstance(runs, list) or canonical not in runs:
         raise UserError(f"the canonical run {canonical} is not among the consistency record's runs")
     try:
-        check_lock_runs([_lock_facts(run_info(store, r)) for r in runs])
+        check_lock_runs([run_info(store, r) for r in runs])
     except LockRefused as exc:
         raise UserError(f"baseline not locked: {exc}") from None
     fresh = consistency_record(store, list(runs))

@@ -24,8 +24,8 @@ import pyarrow as pa
 
 from traceladder.errors import UserError, first_line
 from traceladder.extras import require
-from traceladder.sources.otel_traces import COLUMNS, SELECT, to_otel_traces, to_span_rows
-from traceladder.sources.shard import CLICKHOUSE_SHARD
+from traceladder.span_sources.otel_traces import COLUMNS, SELECT, to_otel_traces, to_span_rows
+from traceladder.span_sources.shard import CLICKHOUSE_SHARD
 
 PASSWORD_ENV = "TRACELADDER_CLICKHOUSE_PASSWORD"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -18,9 +18,10 @@ from traceladder.domain.registry import is_installed, load_domain
 from traceladder.errors import UserError
 from traceladder.reporting.comparison import SAME_SUITE_KEY, compare_sides
 from traceladder.reporting.leaderboard import leaderboard
+from traceladder.reporting.repeatability import listed_twice
 from traceladder.storage.db import Store
 from traceladder.storage.runs import RunInfo, run_info, run_usage
-from traceladder.workflows.reports import load_report
+from traceladder.workflows.report_files import load_report
 
 
 class NotComparable(UserError):
@@ -97,9 +98,9 @@ def leaderboard_of(store: Store, run_ids: Sequence[str], *, prices: Path | None 
     from traceladder.agent.sim import is_sim
     from traceladder.judge.prices import load_prices
 
-    repeated = sorted({r for r in run_ids if list(run_ids).count(r) > 1})
-    if repeated:
-        raise UserError(f"run {repeated[0]} is listed more than once")
+    twice = listed_twice(run_ids)
+    if twice:
+        raise UserError(f"run {twice} is listed more than once")
     if len(run_ids) < 2:
         raise UserError("a leaderboard needs at least two runs; for one run use `traceladder report RUN`")
     check_same_suite(_infos(store, run_ids))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from traceladder.errors import UserError
-from traceladder.sources.base import SpanSource
+from traceladder.span_sources.base import SpanSource
 
 SCHEMES = ("parquet:DIR", "duckdb:PATH", "clickhouse://[user@]host[:port]/database?table=otel_traces",
            "chdb:///abs/path?database=…&table=…")  # fmt: skip
@@ -21,14 +21,14 @@ def open_source(spec: str) -> SpanSource:
                 f"--source {scheme}: needs a path, e.g. {scheme}:{'DIR' if scheme == 'parquet' else 'PATH'}"
             )
         if scheme == "parquet":
-            from traceladder.sources.parquet import ParquetSource
+            from traceladder.span_sources.parquet import ParquetSource
 
             return ParquetSource(Path(rest))
-        from traceladder.sources.store import StoreSource
+        from traceladder.span_sources.store import StoreSource
 
         return StoreSource(Path(rest))
     if sep and scheme in ("clickhouse", "chdb"):
-        from traceladder.sources.clickhouse import parse_clickhouse
+        from traceladder.span_sources.clickhouse import parse_clickhouse
 
         return parse_clickhouse(spec)
     shown = scheme if sep else spec

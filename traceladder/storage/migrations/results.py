@@ -1,95 +1,13 @@
-"""The store's schema, as named migrations applied in order and recorded in `schema_migrations`.
-
-Never edit a released migration: add a new one. `tests/test_store.py` pins the blank schema.
-"""
+"""Results: the verdict and findings tables, the documented query views over them, and the
+long-form results (one row per trace, one per trace and rung) that replaced the wide table."""
 
 from __future__ import annotations
 
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "001_spans_runs",
-        """
-        CREATE TABLE spans (
-            trace_id VARCHAR NOT NULL,
-            span_id VARCHAR NOT NULL,
-            parent_span_id VARCHAR,
-            name VARCHAR NOT NULL,
-            kind VARCHAR,
-            start_ns BIGINT,
-            end_ns BIGINT,
-            status_code VARCHAR,
-            status_message VARCHAR,
-            attributes JSON,
-            events JSON,
-            resource JSON,
-            scope_name VARCHAR,
-            scope_version VARCHAR,
-            source VARCHAR NOT NULL,
-            -- materialised at write time from attributes, so readers never json_extract:
-            operation VARCHAR,
-            tool_name VARCHAR,
-            tool_call_id VARCHAR,
-            tool_arguments VARCHAR,
-            tool_result VARCHAR,
-            error_type VARCHAR,
-            convention VARCHAR
-        );
-        CREATE TABLE tool_calls (
-            trace_id VARCHAR NOT NULL,
-            span_id VARCHAR NOT NULL,
-            ordinal INTEGER NOT NULL,
-            tool_name VARCHAR NOT NULL,
-            call_id VARCHAR,
-            arguments_raw VARCHAR,
-            arguments JSON,
-            result VARCHAR,
-            status VARCHAR NOT NULL,
-            error_type VARCHAR,
-            convention VARCHAR,
-            start_ns BIGINT,
-            end_ns BIGINT
-        );
-        CREATE TABLE runs (
-            run_id VARCHAR PRIMARY KEY,
-            suite VARCHAR,
-            domain VARCHAR,
-            model VARCHAR NOT NULL,
-            provider VARCHAR,
-            base_url_host VARCHAR,
-            config JSON,
-            input_hashes JSON,
-            selection JSON,
-            cases_total INTEGER,
-            started_at TIMESTAMP,
-            finished_at TIMESTAMP,
-            status VARCHAR NOT NULL
-        );
-        CREATE TABLE case_runs (
-            run_id VARCHAR NOT NULL,
-            case_id VARCHAR NOT NULL,
-            repeat_index INTEGER NOT NULL,
-            trace_id VARCHAR,
-            dimension VARCHAR,
-            agent_status VARCHAR NOT NULL,
-            error_type VARCHAR,
-            error_message VARCHAR,
-            steps INTEGER,
-            final_text VARCHAR,
-            latency_ms DOUBLE,
-            input_tokens BIGINT,
-            output_tokens BIGINT,
-            expected_label JSON,
-            finished_at TIMESTAMP,
-            PRIMARY KEY (run_id, case_id, repeat_index)
-        );
-        """,
-    ),
-]
+from traceladder.storage.migrations.base import Migration
 
-MIGRATIONS.append(
-    (
-        "002_results_findings",
-        """
+RESULTS_FINDINGS: Migration = (
+    "002_results_findings",
+    """
         CREATE TABLE results (
             run_id VARCHAR NOT NULL,
             case_id VARCHAR NOT NULL,
@@ -133,13 +51,11 @@ MIGRATIONS.append(
             evaluator_version VARCHAR NOT NULL
         );
         """,
-    )
 )
 
-MIGRATIONS.append(
-    (
-        "003_query_views",
-        """
+QUERY_VIEWS: Migration = (
+    "003_query_views",
+    """
         -- The documented query surface (docs/data-model.md). Views, so they always reflect the
         -- tables; stable names and columns, extended only by adding columns at the end.
         CREATE VIEW failures AS
@@ -161,18 +77,16 @@ MIGRATIONS.append(
         LEFT JOIN case_runs cr ON cr.trace_id = r.trace_id
         LEFT JOIN runs ru ON ru.run_id = r.run_id;
         """,
-    )
 )
 
-# Issue 10: the trace is the unit, and results are long-form — one row per judged trace
+# The trace is the unit, and results are long-form — one row per judged trace
 # (`trace_results`) and one per (trace, rung) with named scores (`rung_results`), so a new rung
 # needs no migration. The documented query surface stays: `results` is now a view with the same
 # columns (plus `settled_by` and `domain` at the end), and `failures` / `case_results` read it.
 # Results written by earlier versions are carried over.
-MIGRATIONS.append(
-    (
-        "004_long_form_results",
-        """
+LONG_FORM_RESULTS: Migration = (
+    "004_long_form_results",
+    """
         CREATE TABLE trace_results (
             trace_id VARCHAR NOT NULL,
             run_id VARCHAR,
@@ -284,10 +198,4 @@ MIGRATIONS.append(
         LEFT JOIN case_runs cr ON cr.trace_id = r.trace_id
         LEFT JOIN runs ru ON ru.run_id = r.run_id;
         """,
-    )
 )
-
-# 005 onwards live in their own module (size only); appended here so there is one ordered list.
-from traceladder.storage.migrations_later import LATER  # noqa: E402 - after the list it extends
-
-MIGRATIONS.extend(LATER)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from traceladder.sources.shard import duckdb_shard
+from traceladder.span_sources.shard import duckdb_shard
 from traceladder.storage.db import Store
 from traceladder.storage.readers import read_run_models
 from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from traceladder.conventions.values import ABSENT, ARGS_NONE, as_dict, canonical
+from traceladder.conventions.attribute_values import ABSENT, ARGS_NONE, as_dict, canonical
 
 
 class Sighting(NamedTuple):

@@ -1,0 +1,32 @@
+"""The store's schema, as named migrations applied in order and recorded in `schema_migrations`.
+
+One module per part of the store (`spans_runs`, `results`, `foreign_traces`, `live`, `trend`,
+`judgments`, `tool_definitions`), each holding its migrations; this list is the one order they are
+applied in. Never edit a released migration — a store that recorded its name would never see the
+edit: add a new one at the end of this list, in the module of the part it changes.
+`tests/test_store.py` pins the blank schema.
+"""
+
+from __future__ import annotations
+
+from traceladder.storage.migrations.base import Migration
+from traceladder.storage.migrations.foreign_traces import OTLP_SOURCES
+from traceladder.storage.migrations.judgments import JUDGE
+from traceladder.storage.migrations.live import LIVE_TRACES
+from traceladder.storage.migrations.results import LONG_FORM_RESULTS, QUERY_VIEWS, RESULTS_FINDINGS
+from traceladder.storage.migrations.spans_runs import SPANS_RUNS
+from traceladder.storage.migrations.tool_definitions import TOOL_DEFINITION_ORIGIN
+from traceladder.storage.migrations.trend import ONE_PASS_RATE, TREND_VIEWS
+
+MIGRATIONS: list[Migration] = [
+    SPANS_RUNS,  # 001
+    RESULTS_FINDINGS,  # 002
+    QUERY_VIEWS,  # 003
+    LONG_FORM_RESULTS,  # 004
+    OTLP_SOURCES,  # 005
+    LIVE_TRACES,  # 006
+    TREND_VIEWS,  # 007
+    JUDGE,  # 008
+    ONE_PASS_RATE,  # 009
+    TOOL_DEFINITION_ORIGIN,  # 010
+]
