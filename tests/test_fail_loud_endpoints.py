@@ -7,19 +7,12 @@ meant for a real provider fails on this machine instead of leaving it.
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
 from tests.conftest import cli, rows
-from tests.judge_server import JudgeServer
-from tests.servers import ModelServer, Reply, chat_reply
+from tests.scripted_server import JudgeServer, ModelServer, Reply, StatusServer, chat_reply
 from traceladder.cases import load_cases
 
 CASES = {c.id: c for c in load_cases()}
@@ -58,43 +51,6 @@ def one_line(result) -> str:
     return lines[0]
 
 
-class StatusServer:
-    """Answers every request (GET and POST) with one status; `status` may be changed live."""
-
-    def __init__(self, status: int) -> None:
-        self.status = status
-        self.methods: list[str] = []
-
-    @contextmanager
-    def running(self) -> Iterator[str]:
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _answer(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.methods.append(self.command)
-                data = json.dumps({"error": {"message": f"status {outer.status}"}}).encode()
-                self.send_response(outer.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = _answer
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-        finally:
-            server.shutdown()
-            server.server_close()
-
-
 # --- point 1: the endpoint is checked before the first case ------------------------------------
 
 
@@ -111,8 +67,8 @@ def test_a_refused_connection_stops_before_the_first_case(tmp_path):
 
 def test_a_tls_failure_is_named(tmp_path):
     """https:// to a plain-HTTP server: the handshake fails, and the line says so."""
-    with ModelServer().running() as url:
-        result = run(url.replace("http://", "https://"), tmp_path / "t.duckdb", "--case", "fc-d1-001")
+    with ModelServer() as server:
+        result = run(server.url.replace("http://", "https://"), tmp_path / "t.duckdb", "--case", "fc-d1-001")
     assert result.returncode == 2, result.stderr
     assert "TLS failed" in one_line(result)
 
@@ -121,8 +77,8 @@ def test_a_tls_failure_is_named(tmp_path):
 def test_a_refused_key_stops_before_the_first_case_and_names_the_key(tmp_path, status, words):
     server = StatusServer(status)
     db = tmp_path / "k.duckdb"
-    with server.running() as url:
-        result = run(url, db, "--case", "fc-d1-001", OPENAI_API_KEY=SECRET)
+    with server:
+        result = run(server.url, db, "--case", "fc-d1-001", OPENAI_API_KEY=SECRET)
     assert result.returncode == 2, result.stderr
     line = one_line(result)
     assert words in line and "the key came from OPENAI_API_KEY" in line
@@ -135,8 +91,8 @@ def test_a_server_without_a_models_route_still_runs(tmp_path):
     """ModelServer answers 404 to GET /models: that is no route, not "model not found"."""
     server = ModelServer()
     db = tmp_path / "n.duckdb"
-    with server.running() as url:
-        result = run(url, db, "--case", "fc-d1-001", "--no-report")
+    with server:
+        result = run(server.url, db, "--case", "fc-d1-001", "--no-report")
     assert result.returncode == 0, result.stderr
     assert rows(db, "SELECT agent_status FROM case_runs") == [("ok",)]
 
@@ -147,8 +103,8 @@ def test_a_chat_404_before_any_case_worked_stops_the_run_and_resume_finishes_it(
     server = ModelServer(override=lambda body: missing)
     db = tmp_path / "m.duckdb"
     picks = [arg for cid in SIX for arg in ("--case", cid)]
-    with server.running() as url:
-        result = run(url, db, *picks, "--concurrency", "1")
+    with server:
+        result = run(server.url, db, *picks, "--concurrency", "1")
         assert result.returncode == 2, result.stderr
         line = one_line(result)
         assert "404 Not Found to a chat request: model 'm'" in line and "--resume" in line
@@ -158,7 +114,7 @@ def test_a_chat_404_before_any_case_worked_stops_the_run_and_resume_finishes_it(
         assert status == "interrupted"
         assert rows(db, "SELECT count(*) FROM case_runs") == [(0,)]  # the failed case runs again
         server.override = None  # the model is served now
-        resumed = cli("run", "--resume", run_id, "--base-url", url, "--db", str(db), "--no-report",
+        resumed = cli("run", "--resume", run_id, "--base-url", server.url, "--db", str(db), "--no-report",
                       env=env(), timeout=120)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     assert rows(db, "SELECT case_id, agent_status FROM case_runs ORDER BY 1") == [
@@ -178,8 +134,8 @@ def test_identical_endpoint_errors_in_a_row_stop_the_run_and_resume_runs_the_res
     server = ModelServer(override=_fails_after_first(CASES[first].instruction))
     db = tmp_path / "s.duckdb"
     picks = [arg for cid in [first, *others] for arg in ("--case", cid)]
-    with server.running() as url:
-        result = run(url, db, *picks, "--concurrency", "1", "--stop-after-errors", "3")
+    with server:
+        result = run(server.url, db, *picks, "--concurrency", "1", "--stop-after-errors", "3")
         assert result.returncode == 2, result.stderr
         line = one_line(result)
         assert "after 3 cases in a row ended with http_503" in line
@@ -188,7 +144,7 @@ def test_identical_endpoint_errors_in_a_row_stop_the_run_and_resume_runs_the_res
         assert status == "interrupted"
         assert rows(db, "SELECT case_id, agent_status FROM case_runs") == [(first, "ok")]
         server.override = None  # the endpoint is fixed
-        resumed = cli("run", "--resume", run_id, "--base-url", url, "--db", str(db), "--no-report",
+        resumed = cli("run", "--resume", run_id, "--base-url", server.url, "--db", str(db), "--no-report",
                       env=env(), timeout=120)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     found = rows(db, "SELECT case_id, agent_status FROM case_runs ORDER BY 1")
@@ -200,8 +156,8 @@ def test_a_run_in_which_every_case_is_agent_error_exits_2(tmp_path):
     not stopped — but a run that measured nothing is not a result."""
     server = ModelServer(override=lambda body: chat_reply({"role": "assistant", "content": "I"}, "length"))
     db = tmp_path / "a.duckdb"
-    with server.running() as url:
-        result = run(url, db, "--case", "fc-d1-001", "--case", "fc-d1-004")
+    with server:
+        result = run(server.url, db, "--case", "fc-d1-001", "--case", "fc-d1-004")
     assert result.returncode == 2, result.stderr
     line = one_line(result)
     assert "every case of run" in line and "AGENT_ERROR" in line and "response_truncated (2 of 2)" in line
@@ -214,8 +170,8 @@ def test_the_progress_line_shows_the_verdict_class_never_ok(tmp_path):
     server = ModelServer(override=lambda b: chat_reply({"role": "assistant", "content": "I"}, "length")
                          if b["messages"][1]["content"] == fails else None)  # fmt: skip
     db = tmp_path / "p.duckdb"
-    with server.running() as url:
-        result = run(url, db, "--case", "fc-d1-001", "--case", "fc-d1-004", "--no-report")
+    with server:
+        result = run(server.url, db, "--case", "fc-d1-001", "--case", "fc-d1-004", "--no-report")
     assert result.returncode == 0, result.stderr
     progress = sorted(line for line in result.stderr.splitlines() if line.startswith("["))
     assert len(progress) == 2
@@ -230,8 +186,8 @@ def test_the_progress_line_shows_the_verdict_class_never_ok(tmp_path):
 
 def test_the_progress_line_names_the_request_error(tmp_path):
     server = ModelServer(always_fail={CASES["fc-d1-001"].instruction})
-    with server.running() as url:
-        result = run(url, tmp_path / "e.duckdb", "--case", "fc-d1-001", "--case", "fc-d1-004",
+    with server:
+        result = run(server.url, tmp_path / "e.duckdb", "--case", "fc-d1-001", "--case", "fc-d1-004",
                      "--concurrency", "1", "--no-report")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "fc-d1-001 AGENT_ERROR api_error (http_500)" in result.stderr
@@ -241,10 +197,10 @@ def test_a_simulated_model_makes_no_request(tmp_path):
     """sim:* never checks an endpoint: with every URL variable pointing at a recording server,
     the server hears nothing."""
     server = ModelServer()
-    with server.running() as url:
+    with server:
         result = cli("run", "--model", "sim:oracle", "--case", "fc-d1-001", "--db", str(tmp_path / "s.duckdb"),
-                     "--no-report", env=env(OPENAI_BASE_URL=url, OPENAI_API_KEY=SECRET,
-                                            TRACELADDER_OPENAI_URL=url))  # fmt: skip
+                     "--no-report", env=env(OPENAI_BASE_URL=server.url, OPENAI_API_KEY=SECRET,
+                                            TRACELADDER_OPENAI_URL=server.url))  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert server.authorizations == [] and server.requests == []
 
@@ -322,15 +278,15 @@ def test_the_judge_never_sends_the_openai_key_to_another_host():
 
 def test_the_agent_sends_an_openrouter_key_only_to_openrouter(tmp_path):
     openai_, openrouter, elsewhere = ModelServer(), ModelServer(), ModelServer()
-    with openai_.running() as oa, openrouter.running() as orr, elsewhere.running() as other:
+    with openai_, openrouter, elsewhere:
         keys = {
             "OPENROUTER_API_KEY": OR_SECRET,
-            "TRACELADDER_OPENAI_URL": oa,
-            "TRACELADDER_OPENROUTER_URL": orr,
+            "TRACELADDER_OPENAI_URL": openai_.url,
+            "TRACELADDER_OPENROUTER_URL": openrouter.url,
         }
         default = cli("run", "--model", "m", "--case", "fc-d1-001", "--db", str(tmp_path / "d.duckdb"),
                       "--no-report", env=env(**keys))  # fmt: skip
-        local = cli("run", "--model", "m", "--base-url", other, "--case", "fc-d1-001",
+        local = cli("run", "--model", "m", "--base-url", elsewhere.url, "--case", "fc-d1-001",
                     "--db", str(tmp_path / "l.duckdb"), "--no-report", env=env(**keys))  # fmt: skip
     assert default.returncode == 0, default.stderr
     assert local.returncode == 0, local.stderr
@@ -343,8 +299,10 @@ def test_the_agent_sends_an_openrouter_key_only_to_openrouter(tmp_path):
 def test_the_agent_sends_the_openai_key_to_its_base_url(tmp_path):
     """--base-url is the flag form of OPENAI_BASE_URL: OPENAI_API_KEY is that endpoint's key."""
     server = ModelServer()
-    with server.running() as url:
-        result = run(url, tmp_path / "o.duckdb", "--case", "fc-d1-001", "--no-report", OPENAI_API_KEY=SECRET)
+    with server:
+        result = run(
+            server.url, tmp_path / "o.duckdb", "--case", "fc-d1-001", "--no-report", OPENAI_API_KEY=SECRET
+        )
     assert result.returncode == 0, result.stderr
     assert _bearers(server) == {f"Bearer {SECRET}"}
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from conftest import ROOT, cli, rows
-from scripted_model import ScriptedModel
+from scripted_server import ModelServer
 
 FLIGHTS = ROOT / "examples" / "flights"
 
@@ -33,9 +33,9 @@ def test_the_seed_worked_trace_gives_the_seed_numbers_through_the_pipeline(tmp_p
     prompt = tmp_path / "prompt.txt"
     prompt.write_text((FLIGHTS / "system_prompt.txt").read_text() + "[[worked-trace]]\n")
     db = tmp_path / "worked.duckdb"
-    with ScriptedModel(FLIGHTS) as url:
+    with ModelServer(FLIGHTS) as model:
         done = cli("run", "--domain", "examples/flights", "--case", "fl-d3-001", "--model", "flight-agent",
-                   "--base-url", url, "--system-prompt", str(prompt), "--db", str(db), "--no-judge")  # fmt: skip
+                   "--base-url", model.url, "--system-prompt", str(prompt), "--db", str(db), "--no-judge")  # fmt: skip
     assert done.returncode == 0, done.stderr
     report = json.loads(Path(re.search(r"^report_path=(.+)$", done.stdout, re.M).group(1)).read_text())  # type: ignore[union-attr]
     (result,) = report["results"]

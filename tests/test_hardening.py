@@ -21,7 +21,7 @@ import duckdb
 import pytest
 
 from tests.conftest import ROOT, cli, out_value, rows
-from tests.servers import ModelServer, chat_reply
+from tests.scripted_server import ModelServer, chat_reply
 
 SECRET_PASSWORD = "pw-SECRET-1234"
 SECRET_QUERY = "qk-SECRET-5678"
@@ -110,8 +110,8 @@ def test_pivot_is_one_statement(small_store):
 def test_credentials_in_the_base_url_never_reach_a_row_a_report_or_a_baseline(tmp_path):
     server = ModelServer()
     db = tmp_path / "c.duckdb"
-    with server.running() as url:
-        url = url.replace("http://", f"http://user:{SECRET_PASSWORD}@") + f"?api-key={SECRET_QUERY}"
+    with server:
+        url = server.url.replace("http://", f"http://user:{SECRET_PASSWORD}@") + f"?api-key={SECRET_QUERY}"
         runs = []
         for _ in range(3):
             result = cli("run", "--model", "m", "--base-url", url, "--db", str(db), *_cases("fc-d1-001", "fc-d1-004"),
@@ -284,8 +284,8 @@ def test_junit_stays_well_formed_with_hostile_tool_names_and_text(tmp_path):
 
     server = ModelServer(override=hostile)
     db = tmp_path / "x.duckdb"
-    with server.running() as url:
-        result = cli("run", "--model", "m", "--base-url", url, "--db", str(db), *_cases("fc-d1-001", "fc-d1-004"),
+    with server:
+        result = cli("run", "--model", "m", "--base-url", server.url, "--db", str(db), *_cases("fc-d1-001", "fc-d1-004"),
                      env={"OPENAI_API_KEY": "k"})  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stdout and "\x00" not in result.stdout  # the terminal report is safe too

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT, cli, out_value, rows
-from tests.servers import ModelServer, Reply, chat_reply
+from tests.scripted_server import ModelServer, Reply, chat_reply
 from traceladder.agent.client import choose_model
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.runner import RunOptions, run_suite
@@ -55,8 +55,8 @@ def test_an_unusable_response_is_an_agent_error_on_its_own_trace(tmp_path, name)
     reply, error_type = UNUSABLE[name]
     server = ModelServer(override=lambda body: reply)
     db = tmp_path / "u.duckdb"
-    with server.running() as url:
-        result = run_against(url, db, "--case", "fc-d3-001", "--retry-attempts", "1")
+    with server:
+        result = run_against(server.url, db, "--case", "fc-d3-001", "--retry-attempts", "1")
     assert result.returncode == 2, result.stderr  # the only case is AGENT_ERROR: nothing measured
     assert "agent_errors=1" in result.stdout and "nothing was measured" in result.stderr
     assert f"AGENT_ERROR {error_type}" in result.stderr  # the progress line names the error type
@@ -73,9 +73,9 @@ def test_an_nginx_page_never_passes_a_dont_call_case(tmp_path):
     """The issue's reproduction: every D3 case against an HTML 200 used to PASS."""
     server = ModelServer(override=lambda body: UNUSABLE["html"][0])
     db = tmp_path / "n.duckdb"
-    with server.running() as url:
+    with server:
         # --stop-after-errors 0: see all 18 through (by default the 5th in a row stops the run)
-        result = run_against(url, db, "--dimension", "D3", "--stop-after-errors", "0")
+        result = run_against(server.url, db, "--dimension", "D3", "--stop-after-errors", "0")
     assert result.returncode == 2, result.stderr  # every case AGENT_ERROR: nothing was measured
     assert "agent_errors=18" in result.stdout
     run_id = out_value(result, "run_id")
@@ -120,9 +120,9 @@ def _trickle_for(instruction):
 def test_the_case_timeout_is_a_wall_clock_limit_and_a_stuck_case_blocks_nothing(tmp_path):
     server = ModelServer(override=_trickle_for(CASES["fc-d1-001"].instruction))
     db = tmp_path / "t.duckdb"
-    with server.running() as url:
+    with server:
         # Without a wall-clock deadline this run never ends; the subprocess timeout fails the test.
-        result = run_against(url, db, "--case", "fc-d1-001", "--case", "fc-d1-004", "--timeout", "3",
+        result = run_against(server.url, db, "--case", "fc-d1-001", "--case", "fc-d1-004", "--timeout", "3",
                              "--no-report", timeout=90)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert rows(db, "SELECT case_id, agent_status, error_type FROM case_runs ORDER BY 1") == [
@@ -135,9 +135,9 @@ def test_the_case_timeout_is_a_wall_clock_limit_and_a_stuck_case_blocks_nothing(
 def test_ctrl_c_and_sigterm_stop_a_run_with_a_stuck_request(tmp_path, sig, code):
     server = ModelServer(override=_trickle_for(CASES["fc-d1-001"].instruction))
     db = tmp_path / "s.duckdb"
-    with server.running() as url:
+    with server:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "traceladder", "run", "--model", "m", "--base-url", url, "--db", str(db),
+            [sys.executable, "-m", "traceladder", "run", "--model", "m", "--base-url", server.url, "--db", str(db),
              "--case", "fc-d1-001", "--case", "fc-d1-004", "--concurrency", "2", "--no-report"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **NO_KEY},
         )  # fmt: skip
@@ -157,8 +157,8 @@ def test_ctrl_c_and_sigterm_stop_a_run_with_a_stuck_request(tmp_path, sig, code)
 def test_a_token_cap_is_sent_and_recorded(tmp_path):
     server = ModelServer()
     db = tmp_path / "c.duckdb"
-    with server.running() as url:
-        result = run_against(url, db, "--case", "fc-d1-001", "--max-tokens", "321", "--no-report")
+    with server:
+        result = run_against(server.url, db, "--case", "fc-d1-001", "--max-tokens", "321", "--no-report")
     assert result.returncode == 0, result.stderr
     assert all(body["max_tokens"] == 321 and "max_completion_tokens" not in body for body in server.requests)
     config = json.loads(rows(db, "SELECT config FROM runs")[0][0])
@@ -182,8 +182,8 @@ def test_a_server_that_refuses_max_tokens_gets_max_completion_tokens(tmp_path):
 
     server = ModelServer(override=newer_api)
     db = tmp_path / "n.duckdb"
-    with server.running() as url:
-        result = run_against(url, db, "--case", "fc-d4-001", "--no-report")
+    with server:
+        result = run_against(server.url, db, "--case", "fc-d4-001", "--no-report")
     assert result.returncode == 0, result.stderr
     assert rows(db, "SELECT agent_status FROM case_runs") == [("ok",)]
     sent = [("max_tokens" in b, "max_completion_tokens" in b) for b in server.requests]
@@ -196,8 +196,8 @@ def test_a_read_timeout_is_retried_once_not_by_the_whole_policy(tmp_path):
     and again: one retry, then the case ends as a timeout."""
     server = ModelServer(override=lambda body: Reply(delay_s=3.0, body=b"{}"))
     db = tmp_path / "r.duckdb"
-    with server.running() as url:
-        result = cli("run", "--model", "m", "--base-url", url, "--db", str(db), "--case", "fc-d1-001",
+    with server:
+        result = cli("run", "--model", "m", "--base-url", server.url, "--db", str(db), "--case", "fc-d1-001",
                      "--retry-attempts", "6", "--retry-base-delay", "0", "--timeout", "60",
                      "--request-timeout", "1", "--no-report", env=NO_KEY)  # fmt: skip
     assert result.returncode == 2, result.stderr  # the only case is AGENT_ERROR: nothing measured
@@ -210,8 +210,8 @@ def test_a_read_timeout_is_retried_once_not_by_the_whole_policy(tmp_path):
 def test_progress_names_the_error_type(tmp_path):
     server = ModelServer(always_fail={CASES["fc-d1-001"].instruction})
     db = tmp_path / "p.duckdb"
-    with server.running() as url:
-        result = run_against(url, db, "--case", "fc-d1-001", "--retry-attempts", "1", "--no-report")
+    with server:
+        result = run_against(server.url, db, "--case", "fc-d1-001", "--retry-attempts", "1", "--no-report")
     assert "[1/1] fc-d1-001 AGENT_ERROR api_error (http_500)" in result.stderr
 
 
@@ -228,8 +228,8 @@ def test_a_lone_surrogate_in_a_models_arguments_is_recorded_and_judged(tmp_path)
         return chat_reply({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
 
     db = tmp_path / "s.duckdb"
-    with ModelServer(override=first_call_is_bad).running() as url:
-        result = run_against(url, db, "--case", "fc-d1-001")
+    with ModelServer(override=first_call_is_bad) as server:
+        result = run_against(server.url, db, "--case", "fc-d1-001")
     assert result.returncode == 0, result.stderr
     assert "status=complete cases=1/1" in result.stdout
     ((verdict,),) = rows(db, "SELECT verdict FROM trace_results")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, cli, rows
-from judge_server import JudgeServer
+from scripted_server import JudgeServer
 
 from traceladder.judge.meta import load_meta
 from traceladder.judge.trajectory import canonical_text

@@ -15,10 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import live_model
 import otlp_workload
 from conftest import ROOT, cli, rows
-from live_model import LiveModel
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -26,6 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from receiver import ServeProcess
+from scripted_server import LiveModel
 
 from traceladder.storage.db import Store
 
@@ -131,7 +130,7 @@ def test_a_broken_tool_schema_in_a_deploy_surfaces_as_a_falling_score(tmp_path: 
                 watch.proc.communicate()
         assert code == 0, err
         assert f"judged={sum(runs.values())}" in out
-    broken = {r["trace_id"] for r in records["1.1"] if live_model.is_broken("1.1", r["conversation"])}
+    broken = {r["trace_id"] for r in records["1.1"] if LiveModel.is_broken("1.1", r["conversation"])}
     assert 0 < len(broken) < runs["1.1"]
 
     verdicts = dict(rows(db, "SELECT trace_id, verdict FROM trace_results"))

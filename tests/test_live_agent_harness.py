@@ -1,6 +1,6 @@
 """Live evaluation harness end to end: a real instrumented agent (`live_agent.py`: the real `openai`
 client, traced by the real `openinference-instrumentation-openai`, exported by the real OTLP/HTTP
-exporter) talks to the scripted model (`live_model.py`) and sends its traces to a real
+exporter) talks to the scripted model (`scripted_server.LiveModel`) and sends its traces to a real
 `traceladder serve`; the store then holds every trace, its tool calls and its tool definitions."""
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import live_model
 import pytest
 from conftest import rows
 from live_agent import TOOLS
-from live_model import LiveModel
 from receiver import ServeProcess
+from scripted_server import LiveModel
 
 AGENT = Path(__file__).resolve().parent / "live_agent.py"
 RUNS = {"1.0": 6, "1.1": 6}  # version -> conversations (numbered 0..N-1)
@@ -59,10 +58,10 @@ def test_live_agents_of_two_versions_land_in_the_store(tmp_path: Path) -> None:
     assert len(conversations) == sum(RUNS.values())
     for version, record in conversations.values():
         n = record["conversation"]
-        assert [(c["name"], c["arguments"]) for c in record["calls"]] == live_model.plan(version, n)
-        assert record["final_text"] == live_model.final_text(version, n)
+        assert [(c["name"], c["arguments"]) for c in record["calls"]] == LiveModel.plan(version, n)
+        assert record["final_text"] == LiveModel.final_text(version, n)
     assert len(model.requests) == sum(
-        len(live_model.plan(v, r["conversation"])) + 1 for v, r in conversations.values()
+        len(LiveModel.plan(v, r["conversation"])) + 1 for v, r in conversations.values()
     )
 
     # Traces: one per conversation, each with one AGENT root, the resource of its version.
@@ -88,8 +87,8 @@ def test_live_agents_of_two_versions_land_in_the_store(tmp_path: Path) -> None:
     assert set(stored) == set(conversations)
     for trace_id, (version, record) in conversations.items():
         n = record["conversation"]
-        want = [(name, live_model.call_id(version, n, turn), args)
-                for turn, (name, args) in enumerate(live_model.plan(version, n))]  # fmt: skip
+        want = [(name, LiveModel.call_id(version, n, turn), args)
+                for turn, (name, args) in enumerate(LiveModel.plan(version, n))]  # fmt: skip
         assert stored[trace_id] == want, (version, n)
     broken = [(conversations[t][0], c) for t, calls in stored.items() for c in calls if '"orderId"' in c[2]]
     assert len(broken) == 3 and {v for v, _ in broken} == {"1.1"}
@@ -131,7 +130,7 @@ def post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) 
     ],
 )
 def test_the_model_decides_by_version_and_conversation(model: str, header: str | None, want: str) -> None:
-    headers = {live_model.VERSION_HEADER: header} if header else {}
+    headers = {LiveModel.VERSION_HEADER: header} if header else {}
     messages = [{"role": "user", "content": "Where is W123? (conversation #5)"}]
     with LiveModel() as server:
         status, body = post(server.url, {"model": model, "messages": messages}, headers)

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 from conftest import cli, rows
-from live_model import LiveModel
 from receiver import ServeProcess
-from scripted_model import ScriptedModel
+from scripted_server import LiveModel, ModelServer
 
 AGENT = Path(__file__).resolve().parent / "live_agent.py"
 CONVERSATIONS = 4  # 0 and 3: get_order → cancel_order → confirm_action; 1 and 2: get_order only
@@ -94,12 +93,12 @@ def test_a_changed_argument_fails_at_rung_2_with_its_diff_and_a_new_call_is_a_to
         'Support agent. [[extra-call cancel_order {"order_id": "W123", "reason": "ordered_by_mistake"}]]\n'
     )
     db = tmp_path / "scripted.duckdb"
-    with ScriptedModel(suite) as url:
+    with ModelServer(suite) as model:
         first = run(
-            suite, db, "--model", "m", "--base-url", url, "--system-prompt", str(changed), "--no-judge"
+            suite, db, "--model", "m", "--base-url", model.url, "--system-prompt", str(changed), "--no-judge"
         )
         second = run(
-            suite, db, "--model", "m", "--base-url", url, "--system-prompt", str(extra), "--no-judge"
+            suite, db, "--model", "m", "--base-url", model.url, "--system-prompt", str(extra), "--no-judge"
         )
     results = rows(
         db,
@@ -136,8 +135,8 @@ def test_the_suite_baseline_locks_and_the_gate_passes_and_fails_on_it(recorded, 
     db = tmp_path / "ci.duckdb"
     broken = tmp_path / "broken-prompt.txt"
     broken.write_text('Support agent. [[change-argument get_order order_id "W124"]]\n')
-    with ScriptedModel(suite) as url:
-        model = ("--model", "m", "--base-url", url, "--no-judge")
+    with ModelServer(suite) as server:
+        model = ("--model", "m", "--base-url", server.url, "--no-judge")
         runs = [run(suite, db, *model) for _ in range(3)]
         e = tmp_path / "eval"
         for args in (

@@ -19,7 +19,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tests.conftest import ROOT, cli, rows
-from tests.servers import ModelServer, Reply
+from tests.scripted_server import ModelServer, Reply
 from traceladder.cli.main import main
 from traceladder.instrumentation import semconv as sc
 from traceladder.schemas import SchemaViolation
@@ -278,8 +278,8 @@ def test_requests_retried_until_the_policy_gave_up_are_warnings_on_their_agent_e
 def test_a_request_retried_after_429s_is_a_warning_on_a_passing_case(tmp_path):
     server = ModelServer(failures=[429, 429])
     db = tmp_path / "h.duckdb"
-    with server.running() as url:
-        _, report = run(db, "--model", "m", "--base-url", url, "--case", "fc-d1-001", "--retry-base-delay", "0",
+    with server:
+        _, report = run(db, "--model", "m", "--base-url", server.url, "--case", "fc-d1-001", "--retry-base-delay", "0",
                         env=NO_KEY)  # fmt: skip
     (result,) = report["results"]
     assert result["verdict"] == "PASS"
@@ -302,9 +302,9 @@ def test_a_refused_token_field_is_a_tolerated_quirk(tmp_path):
             )
         return None
 
-    with ModelServer(override=newer_api).running() as url:
+    with ModelServer(override=newer_api) as server:
         _, report = run(
-            tmp_path / "t.duckdb", "--model", "m", "--base-url", url, "--case", "fc-d1-001", env=NO_KEY
+            tmp_path / "t.duckdb", "--model", "m", "--base-url", server.url, "--case", "fc-d1-001", env=NO_KEY
         )
     (result,) = report["results"]
     assert result["verdict"] == "PASS"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli, rows
-from judge_server import JudgeServer
+from scripted_server import JudgeServer
 
 PRICES = '[models."judge-1"]\ninput = 1.0\noutput = 2.0\n'  # USD per 1M tokens
 CALL_COST = (100 * 1.0 + 20 * 2.0) / 1_000_000  # the scripted judge reports 100 in / 20 out

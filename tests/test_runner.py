@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.conftest import ROOT, cli, rows
-from tests.servers import ModelServer, OtlpCollector
+from tests.scripted_server import ModelServer, OtlpCollector
 from traceladder.agent.client import choose_model
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.runner import RunOptions, run_suite
@@ -118,9 +118,9 @@ def test_server_quirks_are_tolerated(tmp_path, retail, quirk):
 def test_real_http_model_retries_429_then_succeeds_and_never_leaks_the_key(tmp_path):
     server = ModelServer(failures=[429, 429])
     db = tmp_path / "h.duckdb"
-    with server.running() as url:
+    with server:
         result = cli(
-            "run", "--model", "test-model", "--base-url", url, "--case", "fc-d1-001", "--db", str(db),
+            "run", "--model", "test-model", "--base-url", server.url, "--case", "fc-d1-001", "--db", str(db),
             "--no-report", env={"OPENAI_API_KEY": SECRET},
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -134,9 +134,9 @@ def test_endless_500s_end_as_agent_error_and_the_batch_continues(tmp_path):
     cases = {c.id: c for c in load_cases()}
     server = ModelServer(always_fail={cases["fc-d1-001"].instruction})
     db = tmp_path / "e.duckdb"
-    with server.running() as url:
+    with server:
         result = cli(
-            "run", "--model", "test-model", "--base-url", url, "--case", "fc-d1-001", "--case", "fc-d1-004",
+            "run", "--model", "test-model", "--base-url", server.url, "--case", "fc-d1-001", "--case", "fc-d1-004",
             "--retry-attempts", "3", "--db", str(db), "--no-report", env={"OPENAI_API_KEY": SECRET},
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -166,10 +166,10 @@ def _assert_no_secret(db, result):
 def test_spans_also_reach_an_otlp_collector(tmp_path):
     collector = OtlpCollector()
     db = tmp_path / "o.duckdb"
-    with collector.running() as endpoint:
+    with collector:
         result = cli(
             "run", "--model", "sim:oracle", "--case", "fc-d4-001", "--db", str(db), "--no-report",
-            env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint},
+            env={"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url},
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
     names = collector.span_names()

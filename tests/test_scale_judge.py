@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 from conftest import cli, rows
-from judge_server import JudgeServer
 from scale_helpers import dataset, results
+from scripted_server import JudgeServer
 
 SIM = ["--judge-model", "sim:judge"]
 
