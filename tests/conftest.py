@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,11 @@ def rows(db: Path, sql: str, params: list | tuple | None = None) -> list[tuple]:
         return con.execute(sql, params).fetchall()
     finally:
         con.close()
+
+
+def out_values(result) -> dict[str, str]:
+    """Every `key=value` line a command printed on stdout (`run_id`, `report_path`, …)."""
+    return dict(line.split("=", 1) for line in result.stdout.splitlines() if re.match(r"^[a-z_]+=", line))
 
 
 def out_value(result, key: str) -> str:

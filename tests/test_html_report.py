@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, rows
+from conftest import ROOT, cli, out_values, rows
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -33,10 +33,6 @@ CASES_FILE = ROOT / "traceladder" / "domain" / "retail" / "data" / "retail_fc.js
 NOTE = " (not evaluated: invariants)"  # what the fold appends to a PASS when invariants could not run
 
 
-def _kv(stdout: str) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in stdout.splitlines() if re.match(r"^[a-z_]+=", line))
-
-
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory):
     """A sim:faulty run (seed 0: fc-d1-002 calls get_order with W499 instead of W441), its JSON
@@ -47,11 +43,11 @@ def faulty(tmp_path_factory):
     second = cli("run", "--model", "sim:faulty", "--seed", "1", "--db", str(db), "--no-report")
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert cli("evaluate", "--db", str(db)).returncode == 0
-    run_id, other = _kv(first.stdout)["run_id"], _kv(second.stdout)["run_id"]
+    run_id, other = out_values(first)["run_id"], out_values(second)["run_id"]
     report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
     done = cli("report", run_id, "--db", str(db), "--format", "html")
     assert done.returncode == 0, done.stderr
-    page = Path(_kv(done.stdout)["html_path"])
+    page = Path(out_values(done)["html_path"])
     assert page == folder / "reports" / f"{run_id}.html"  # the default: beside the JSON report
     return {"db": db, "run_id": run_id, "other": other, "report": report, "page": page}
 
@@ -239,7 +235,7 @@ def test_compare_lists_the_flipped_verdicts(faulty, tmp_path):
         "--out",
         str(out),
     )
-    assert done.returncode == 0 and _kv(done.stdout)["html_path"] == str(out)
+    assert done.returncode == 0 and out_values(done)["html_path"] == str(out)
     flipped = rows(
         faulty["db"],
         "SELECT count(*) FROM (SELECT case_id FROM case_results GROUP BY case_id "
@@ -346,7 +342,7 @@ def test_the_not_evaluated_note_is_said_once(faulty):
 def _run(db: Path, *args: str) -> str:
     done = cli("run", "--model", "sim:faulty", "--db", str(db), "--no-report", *args)
     assert done.returncode == 0, done.stderr
-    return _kv(done.stdout)["run_id"]
+    return out_values(done)["run_id"]
 
 
 def test_the_run_page_lists_every_run_of_its_suite(faulty, tmp_path):
@@ -421,7 +417,7 @@ def live_page(tmp_path):
     db = _live_store(tmp_path)
     done = cli("report", "--db", str(db), "--format", "html", "--live", "--since", "2")
     assert done.returncode == 0, done.stderr
-    path = Path(_kv(done.stdout)["html_path"])
+    path = Path(out_values(done)["html_path"])
     assert path.parent == tmp_path / "reports" and path.name.startswith("live-")
     return path
 

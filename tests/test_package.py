@@ -18,7 +18,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, out_values
 from tests.doc_pages import free_port
 
 PACKAGE = ROOT / "traceladder"
@@ -49,10 +49,6 @@ def user_env(venv: Path) -> dict[str, str]:
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
     env["VIRTUAL_ENV"] = str(venv)
     return env
-
-
-def lines(result: subprocess.CompletedProcess) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in result.stdout.splitlines() if re.match(r"^[a-z_]+=", line))
 
 
 def clean_source(target: Path) -> Path:
@@ -110,13 +106,13 @@ def test_the_wheel_installed_outside_the_repository_runs_reports_and_selfchecks(
 
     run = sh("traceladder", "run", "--model", "sim:faulty", cwd=home, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
-    out = lines(run)
+    out = out_values(run)
     assert out["status"] == "complete cases=72/72 agent_errors=3", run.stdout[-2000:]
     assert Path(out["report_path"]).is_file() and (home / "traceladder.duckdb").is_file()
 
     report = sh("traceladder", "report", "--format", "html", cwd=home, env=env)
     assert report.returncode == 0, report.stderr
-    html = Path(lines(report)["html_path"]).read_text(encoding="utf-8")
+    html = Path(out_values(report)["html_path"]).read_text(encoding="utf-8")
     assert out["run_id"] in html
     # the inline styles and script are package data too
     css = (PACKAGE / "reporting" / "html_assets" / "report.css").read_text(encoding="utf-8")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.conftest import ROOT, cli, rows
+from tests.conftest import ROOT, cli, out_values, rows
 from tests.scripted_server import ModelServer, Reply
 from traceladder.cli.main import main
 from traceladder.instrumentation import semconv as sc
@@ -40,15 +40,11 @@ def validate(name: str, document: dict) -> list[str]:
     return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
 
 
-def lines(result) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in result.stdout.splitlines() if re.match(r"^[a-z_]+=", line))
-
-
 def run(db: Path, *args: str, env: dict[str, str] | None = None) -> tuple[dict[str, str], dict]:
     """A real `traceladder run`; its output lines and the JSON report file it wrote."""
     result = cli("run", "--db", str(db), *args, env=env)
     assert result.returncode == 0, result.stderr
-    out = lines(result)
+    out = out_values(result)
     return out, json.loads(Path(out["report_path"]).read_text(encoding="utf-8"))
 
 
@@ -56,7 +52,7 @@ def run(db: Path, *args: str, env: dict[str, str] | None = None) -> tuple[dict[s
 def faulty(faulty_suite):
     """The default full run: sim:faulty, seed 0 — FAILs, AGENT_ERRORs (retried 500s), ignored reads."""
     db, result = faulty_suite
-    out = lines(result)
+    out = out_values(result)
     return db, out, json.loads(Path(out["report_path"]).read_text(encoding="utf-8"))
 
 
@@ -175,7 +171,7 @@ def lockable(tmp_path_factory):
     db = folder / "store.duckdb"
     selection = ("--case", "fc-d1-002", "--case", "fc-d1-009", "--case", "fc-d3-005")
     runs = [
-        lines(cli("run", "--db", str(db), "--seed", "0", *selection, "--no-report"))["run_id"]
+        out_values(cli("run", "--db", str(db), "--seed", "0", *selection, "--no-report"))["run_id"]
         for _ in range(3)
     ]
     assert cli("evaluate", "--db", str(db)).returncode == 0
@@ -377,7 +373,7 @@ def test_make_eval_fc_one_case_ends_as_the_seed_documents(tmp_path):
     tail = result.stdout.splitlines()[-3:]
     assert [line.split("=", 1)[0] for line in tail] == ["raw_run", "report_path", "eval_fc"]
     assert tail[2] == "eval_fc=passed"
-    out = lines(result)
+    out = out_values(result)
     assert out["raw_run"] == str(db) and out["run_id"] and out["status"].startswith("complete")
     assert out["report_path"] == str(tmp_path / "reports" / f"{out['run_id']}.json")
     assert "domain_validation=passed" in result.stdout and "case_validation=passed" in result.stdout
@@ -388,7 +384,7 @@ def test_make_eval_fc_one_case_ends_as_the_seed_documents(tmp_path):
 def test_make_eval_fc_with_a_case_fail_still_passes_orchestration(tmp_path):
     result = make("eval-fc", "CASE=fc-d1-002", f"PYTHON={sys.executable}", db=tmp_path / "f.duckdb")
     assert result.returncode == 0, result.stderr
-    report = json.loads(Path(lines(result)["report_path"]).read_text(encoding="utf-8"))
+    report = json.loads(Path(out_values(result)["report_path"]).read_text(encoding="utf-8"))
     assert report["summary"]["verdict_counts"]["FAIL"] == 1  # an outcome, not an orchestration failure
     assert result.stdout.splitlines()[-1] == "eval_fc=passed"
 

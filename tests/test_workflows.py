@@ -11,16 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, out_values
 from traceladder.cases import load_cases
 from traceladder.cli.docs import render_cli_docs
 from traceladder.reporting.consistency import consistency, pass_at_k, pass_hat_k
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-
-
-def out_lines(result) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in result.stdout.splitlines() if re.match(r"^[a-z_]+=", line))
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +28,7 @@ def three_runs(tmp_path_factory):
     for seed in ("0", "1", "2"):
         result = cli("run", "--seed", seed, "--db", str(db), "--no-report")
         assert result.returncode == 0, result.stderr
-        runs.append(out_lines(result)["run_id"])
+        runs.append(out_values(result)["run_id"])
     assert cli("evaluate", "--db", str(db)).returncode == 0
     return db, runs
 
@@ -236,7 +232,7 @@ def test_gate_not_comparable_names_the_difference(three_runs, tmp_path):
     shutil.copy(three_runs[0], db)  # the run below goes into a copy: the module's store stays three runs
     oracle = cli("run", "--model", "sim:oracle", "--db", str(db), "--case", "fc-d1-001")
     assert oracle.returncode == 0
-    gate = cli("gate", "--db", str(db), "--run", out_lines(oracle)["run_id"], "--baseline",
+    gate = cli("gate", "--db", str(db), "--run", out_values(oracle)["run_id"], "--baseline",
                str(ROOT / "baselines" / "sim-faulty.json"))  # fmt: skip
     assert gate.returncode == 2
     assert "not comparable" in gate.stderr and "model (sim:oracle vs baseline sim:faulty)" in gate.stderr
