@@ -1,3 +1,13 @@
+"""Shared fixtures and helpers of the test suite.
+
+Tests are grouped by component (agent/, cases/, cli/, conventions/, docs/, evaluation/,
+evaluators/, ingest/, judge/, live/, project/, reporting/, scale/, serve/, storage/, workflows/);
+the adversarial suites are in threats/. Helpers shared across folders live here at the top:
+this rootdir conftest puts tests/ on sys.path (no __init__.py anywhere), so `from conftest import
+cli`, `import otlp_workload` and `from tests.conftest import cli` work from every folder — which
+is also why every test module's name must be unique across the folders.
+"""
+
 from __future__ import annotations
 
 import json

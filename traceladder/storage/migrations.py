@@ -1,6 +1,6 @@
 """The store's schema, as named migrations applied in order and recorded in `schema_migrations`.
 
-Never edit a released migration: add a new one. `tests/test_store.py` pins the blank schema.
+Never edit a released migration: add a new one. `tests/storage/test_store.py` pins the blank schema.
 """
 
 from __future__ import annotations

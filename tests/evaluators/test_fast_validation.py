@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_evaluators import TOOL_SCHEMAS as SEED2_SCHEMAS
+from tests.evaluators.test_evaluators import TOOL_SCHEMAS as SEED2_SCHEMAS
 from traceladder.domain.retail import load_retail_domain
 from traceladder.evaluators.schema import FAST_KEYWORDS, SchemaRegistry, fast_validator
 from traceladder.evaluators.types import Call

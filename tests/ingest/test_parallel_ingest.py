@@ -13,10 +13,10 @@ import duckdb
 from tests.conftest import cli
 from traceladder.ingest.parallel import Decoders, decode_unit, units
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import otlp_workload  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TABLES = {
     "spans": "trace_id, span_id",
     "log_records": "record_id",

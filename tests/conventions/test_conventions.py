@@ -2,7 +2,7 @@
 
 Every producer × scenario × wire format in tests/fixtures/producers is decoded with the project's
 own OTLP decoder and must give the calls and tool definitions of its expected.json. The helpers
-here (fixture loading, views from decoded rows) are shared by tests/test_conventions_*.py.
+here (fixture loading, views from decoded rows) are shared by tests/conventions/test_conventions_*.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import traceladder.conventions
 from traceladder.conventions import LogView, SpanView, TraceExtraction, extract_trace
 from traceladder.otlp import decode_logs, decode_traces
 
-PRODUCERS = Path(__file__).resolve().parent / "fixtures" / "producers"
+PRODUCERS = Path(__file__).resolve().parents[1] / "fixtures" / "producers"
 FIXTURES = sorted(
     str(p.relative_to(PRODUCERS)) for p in PRODUCERS.glob("*/*") if (p / "expected.json").is_file()
 )

@@ -28,7 +28,7 @@ from scripted_server import LiveModel
 
 from traceladder.storage.db import Store
 
-AGENT = Path(__file__).resolve().parent / "live_agent.py"
+AGENT = Path(__file__).resolve().parents[1] / "live_agent.py"
 POLICY = """
 [service."retail-agent"]
 max_tool_calls = 10

@@ -64,7 +64,7 @@ def test_the_export_is_hive_partitioned_by_trace(data):
 def test_parquet_source_through_the_cli_judges_like_the_store(data, tmp_path):
     db = tmp_path / "results.duckdb"
     # its spans say their runs were simulated, so like `evaluate` it would judge with sim:judge by
-    # default (tests/test_scale_judge.py) — the reference is the code rungs alone
+    # default (tests/scale/test_scale_judge.py) — the reference is the code rungs alone
     done = cli("evaluate", "--db", str(db), "--source", f"parquet:{data / 'export'}", *no_judge())
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("evaluated=90 spans=")

@@ -233,7 +233,7 @@ def test_captured_schemas_built_to_hang_crash_or_reach_the_network_get_no_verdic
         listener.setblocking(False)
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
         done = subprocess.run(
-            [sys.executable, "tests/schema_attacks.py", url],
+            [sys.executable, "tests/threats/schema_attacks.py", url],
             cwd=ROOT,
             capture_output=True,
             text=True,

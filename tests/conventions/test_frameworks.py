@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import cli
-from tests.test_conventions import decode
+from tests.conventions.test_conventions import decode
 from traceladder.conventions import ExtractedCall, ToolDefinition, extract_trace
 
-FRAMEWORKS = Path(__file__).resolve().parent / "fixtures" / "frameworks"
+FRAMEWORKS = Path(__file__).resolve().parents[1] / "fixtures" / "frameworks"
 FIXTURES = sorted(str(p.parent.relative_to(FRAMEWORKS)) for p in FRAMEWORKS.glob("*/*/expected.json"))
 PRODUCERS = sorted({f.split("/")[0] for f in FIXTURES})
 

@@ -19,7 +19,7 @@ from live_agent import TOOLS
 from receiver import ServeProcess
 from scripted_server import LiveModel
 
-AGENT = Path(__file__).resolve().parent / "live_agent.py"
+AGENT = Path(__file__).resolve().parents[1] / "live_agent.py"
 RUNS = {"1.0": 6, "1.1": 6}  # version -> conversations (numbered 0..N-1)
 
 

@@ -17,7 +17,7 @@ from conftest import cli, rows
 from receiver import ServeProcess
 from scripted_server import LiveModel, ModelServer
 
-AGENT = Path(__file__).resolve().parent / "live_agent.py"
+AGENT = Path(__file__).resolve().parents[1] / "live_agent.py"
 CONVERSATIONS = 4  # 0 and 3: get_order → cancel_order → confirm_action; 1 and 2: get_order only
 
 

@@ -28,10 +28,10 @@ from traceladder.storage.db import Store
 from traceladder.storage.derive import derive_traces
 from traceladder.storage.set_fold import settle
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import otlp_workload  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CAPTURES = sorted(
     str(p.relative_to(FIXTURES))
     for p in FIXTURES.glob("**/*")

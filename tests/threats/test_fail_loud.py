@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from tests.conftest import ROOT, cli
-from tests.test_bad_inputs import assert_contract
+from tests.threats.test_bad_inputs import assert_contract
 
 HANG = 120  # seconds: far beyond any of these commands on a loaded machine, far below forever
 META = ROOT / "traceladder" / "judge" / "meta" / "retail_v1.jsonl"

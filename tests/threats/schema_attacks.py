@@ -1,7 +1,7 @@
 """Captured tool schemas (with an argument each) built to hang, crash or reach the network from a
-validator: `python tests/schema_attacks.py URL` judges each with rung 1 as a captured definition
+validator: `python tests/threats/schema_attacks.py URL` judges each with rung 1 as a captured definition
 and prints name → [status or "unusable", explanation, seconds] as JSON. Run in a subprocess by
-tests/test_hostile_patterns.py, so a regression is a timeout there, not a hung test session."""
+tests/threats/test_hostile_patterns.py, so a regression is a timeout there, not a hung test session."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 AGGREGATOR = BENCH / "run_all.py"
 SCRIPTS = sorted(
