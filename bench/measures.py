@@ -1,5 +1,5 @@
 """How every bench script reports, so `make bench` (bench/run_all.py) can put all of them in one table
-and a test can run all of them at a tiny size (tests/test_bench_smoke.py).
+and a test can run all of them at a tiny size (tests/project/test_bench_smoke.py).
 
 A script calls `add_options(parser)` (adds `--smoke` and `--json`), runs under `reporting(args)`
 and calls `measure(...)` once per figure it wants in the table:

@@ -1,7 +1,18 @@
+"""Shared fixtures and helpers of the test suite.
+
+Tests are grouped by component (agent/, cases/, cli/, conventions/, docs/, evaluation/,
+evaluators/, ingest/, judge/, live/, project/, reporting/, scale/, serve/, storage/, workflows/);
+the adversarial suites are in threats/. Helpers shared across folders live here at the top:
+this rootdir conftest puts tests/ on sys.path (no __init__.py anywhere), so `from conftest import
+cli`, `import otlp_workload` and `from tests.conftest import cli` work from every folder — which
+is also why every test module's name must be unique across the folders.
+"""
+
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +74,11 @@ def rows(db: Path, sql: str, params: list | tuple | None = None) -> list[tuple]:
         return con.execute(sql, params).fetchall()
     finally:
         con.close()
+
+
+def out_values(result) -> dict[str, str]:
+    """Every `key=value` line a command printed on stdout (`run_id`, `report_path`, …)."""
+    return dict(line.split("=", 1) for line in result.stdout.splitlines() if re.match(r"^[a-z_]+=", line))
 
 
 def out_value(result, key: str) -> str:

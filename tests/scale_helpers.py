@@ -41,7 +41,7 @@ def dataset(tmp_path_factory) -> Path:
 
 def no_judge() -> list[str]:
     """`--no-judge` where `evaluate` has rung 5 (an LLM judge, on by default for simulated runs):
-    the code-rung references are judged without it (rung 5 sharded: tests/test_scale_judge.py)."""
+    the code-rung references are judged without it (rung 5 sharded: tests/scale/test_scale_judge.py)."""
     if "help" not in _HELP:
         _HELP["help"] = cli("evaluate", "--help").stdout
     return ["--no-judge"] if "--no-judge" in _HELP["help"] else []

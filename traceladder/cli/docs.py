@@ -14,7 +14,7 @@ from traceladder.errors import EXIT_CODE_TABLE
 WIDTH = "100"
 EXIT_CODES_INTRO = """## Exit codes
 
-A contract, enforced by `tests/test_bad_inputs.py` (one row per bad input) and the workflow tests:"""
+A contract, enforced by `tests/threats/test_bad_inputs.py` (one row per bad input) and the workflow tests:"""
 EXIT_CODES_OUTRO = """\
 Every non-zero exit prints exactly **one line** on stderr saying what is wrong and how to fix it \
 (`run` also prints progress lines; `cases validate` and `domain validate` list every violation, then \

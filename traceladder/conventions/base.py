@@ -66,7 +66,7 @@ class SetExtraction(NamedTuple):
     text, decided by the Python's own rule) with `unsettled` false, and a row with `unsettled`
     true for every trace whose rows it cannot give exactly as the Python extraction would (any
     shape it does not cover): those traces go to the Python extraction. The Python extraction
-    stays the reference: tests/test_set_fold.py requires identical rows on every captured
+    stays the reference: tests/conventions/test_set_fold.py requires identical rows on every captured
     fixture."""
 
     sql: str
@@ -83,7 +83,7 @@ class Convention:
     markers: ClassVar[frozenset[str]] = frozenset()
     # `role` and `fallback_role` as SQL over one `spans` row: an expression giving 'tool', 'llm',
     # 'other' or NULL, written with the placeholders {operation}, {attributes} (JSON text) and
-    # {scope_name}. They must agree with the Python (tests/test_convention_registry.py runs both
+    # {scope_name}. They must agree with the Python (tests/conventions/test_convention_registry.py runs both
     # over every captured fixture).
     role_sql: ClassVar[str | None] = None
     fallback_role_sql: ClassVar[str | None] = None

@@ -2,7 +2,7 @@
 
 It settles the shape most GenAI producers write — chat spans whose `gen_ai.output.messages`
 carry `tool_call` parts with ids, and one `execute_tool` span per call carrying the same id — and
-gives exactly the rows `extract_trace` gives for it (tests/test_set_fold.py compares them on every
+gives exactly the rows `extract_trace` gives for it (tests/conventions/test_set_fold.py compares them on every
 captured fixture). What it settles, and why that is exact (docs/conventions.md, "The set-based
 fold"):
 

@@ -193,7 +193,7 @@ def _in_order(
     returns: every expected call fully matched scores 2 each, the most possible, and among such
     pairings `_best_ordered`'s walk takes, for each expected call in turn, the earliest full match
     that leaves the rest matchable — which the earliest full match always does (a later one
-    leaves fewer calls to the rest). `tests/test_pairing.py` checks the two agree."""
+    leaves fewer calls to the rest). `tests/evaluators/test_pairing.py` checks the two agree."""
     pairs: list[tuple[int, int]] = []
     j, n = 0, len(actual)
     for i, e in enumerate(compiled):

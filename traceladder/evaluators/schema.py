@@ -9,7 +9,7 @@ those two, and suites repeat the same calls constantly.
 compiled `fastjsonschema` validator (measured ~8× faster) answers first — and it may only
 *accept*: whenever it rejects, `jsonschema` decides and gives the messages. So a disagreement can
 only ever cost time, never change a verdict in the unsafe direction, and
-`tests/test_fast_validation.py` proves the two agree on every schema we ship over many generated
+`tests/evaluators/test_fast_validation.py` proves the two agree on every schema we ship over many generated
 arguments.
 """
 

@@ -4,7 +4,7 @@ The reader (the ingesting process) cuts each file's requests into *units* exactl
 serial decoder (`FileDecoder`) would flush its group of JSON trace bodies — after the body that
 fills `GROUP_BYTES`, before a protobuf request, at the end of the file — so a unit decoded on its
 own gives exactly the items the serial decoder gives for those requests, in the same order, and
-the results are the same with 1 and N processes (tests/test_parallel_ingest.py). Read problems
+the results are the same with 1 and N processes (tests/ingest/test_parallel_ingest.py). Read problems
 travel inside their unit, so every problem is reported where the serial run reports it.
 
 Units are decoded by a pool of processes (spawned: DuckDB and its threads do not survive a fork),

@@ -1,7 +1,7 @@
 """The two statistics `trend` uses, with nothing but `math`: a pass rate's interval and a drop test.
 
 Counts are floats because judged traces carry sampling weights. The SQL views of migration
-007_trend_views compute the same Wilson interval; `tests/test_trend.py` holds them to this module.
+007_trend_views compute the same Wilson interval; `tests/reporting/test_trend.py` holds them to this module.
 """
 
 from __future__ import annotations

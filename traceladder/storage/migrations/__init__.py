@@ -4,7 +4,7 @@ One module per part of the store (`spans_runs`, `results`, `foreign_traces`, `li
 `judgments`, `tool_definitions`), each holding its migrations; this list is the one order they are
 applied in. Never edit a released migration — a store that recorded its name would never see the
 edit: add a new one at the end of this list, in the module of the part it changes.
-`tests/test_store.py` pins the blank schema.
+`tests/storage/test_store.py` pins the blank schema.
 """
 
 from __future__ import annotations

@@ -1,0 +1,87 @@
+"""Bounded memory of `ingest` (issue 24): files are read request by request, decoded a group at a
+time and written a batch at a time, with DuckDB's share capped — so the peak memory of an ingest
+does not grow with the file. Measured as the child's peak RSS (`os.wait4`) ingesting Collector
+JSON lines of one request, of one batch and of five batches, against what one batch costs.
+
+The batch and group sizes are the real code's parameters, made small here (8 MB of JSON instead
+of 64 MB) so that five batches take seconds: the bound is the same mechanism at any size."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+from conftest import ROOT
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import otlp_workload  # noqa: E402
+
+GROUP = 4 << 20  # JSON per decode query (two of the workload's requests)
+BATCH = 8 << 20  # decoded rows per transaction
+_TRACE_ID = re.compile(rb'"traceId": "([0-9a-f]{32})"')
+
+_CHILD = """
+import sys
+from traceladder.ingest.run import ingest
+from traceladder.storage.db import Store
+with Store(sys.argv[1]) as store:
+    s = ingest(store, [sys.argv[2]], batch_rows=1 << 30, batch_bytes=int(sys.argv[3]),
+               group_bytes=int(sys.argv[4]))
+assert not s.problems, s.problems
+print(s.new_spans)
+"""
+
+
+def _jsonl(path: Path, lines: list[bytes], requests: int) -> int:
+    """`requests` Collector JSON lines: the workload's, again and again with new trace ids."""
+    with path.open("wb") as out:
+        for i in range(requests):
+            line = lines[i % len(lines)]
+            if copy := i // len(lines):
+                line = _TRACE_ID.sub(lambda m: b'"traceId": "%08x' % copy + m[1][8:] + b'"', line)
+            out.write(line + b"\n")
+    return requests * otlp_workload.BATCH
+
+
+def _peak_mb(db: Path, path: Path) -> tuple[float, int]:
+    """(peak RSS in MB, spans stored) of one ingest in a child process, on one core."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(db), str(path), str(BATCH), str(GROUP)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
+    )  # fmt: skip
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait
+    assert child.stdout is not None and child.stderr is not None
+    out, err = child.stdout.read().decode(), child.stderr.read().decode()
+    child.stdout.close()
+    child.stderr.close()
+    assert child.returncode == 0, err
+    return usage.ru_maxrss / 1024, int(out)  # KiB on Linux
+
+
+def test_ingest_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
+    lines = [otlp_workload.to_otlp_json(b) for b in otlp_workload.make_requests(4, seed=5)]
+    assert GROUP <= 2 * len(lines[0]) < 2 * GROUP  # two requests fill a group
+    sizes = {"tiny": 1, "one batch": 4, "five batches": 20}
+    peaks = {}
+    for name, requests in sizes.items():
+        path = tmp_path / f"{requests}.jsonl"
+        spans = _jsonl(path, lines, requests)
+        db = tmp_path / f"{requests}.duckdb"
+        peaks[name], stored = _peak_mb(db, path)
+        assert stored == spans
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            assert con.execute("SELECT count(*) FROM spans").fetchone() == (spans,)
+            assert con.execute("SELECT count(*) FROM tool_calls").fetchone()[0] > 0  # type: ignore[index]
+        finally:
+            con.close()
+    a_batch = peaks["one batch"] - peaks["tiny"]
+    print(f"peak RSS MB: {peaks}")
+    assert a_batch > 0, peaks
+    assert peaks["five batches"] - peaks["one batch"] < a_batch, peaks
