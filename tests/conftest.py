@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,16 @@ import pytest
 from traceladder.domain.retail.domain import load_retail_domain
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def as_foreground() -> None:
+    """`preexec_fn` for a child a test will Ctrl-C: SIGINT at its default and unblocked, as a
+    terminal starts a foreground command. A child inherits an ignored or blocked SIGINT from its
+    parent, and a pytest worker may carry one (the multiprocessing machinery blocks SIGINT around
+    its helper processes, a shell ignores it for background jobs): the child's Ctrl-C would then
+    be lost and the test fail for a reason outside the code under test."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT, cli, rows
+from tests.conftest import ROOT, as_foreground, cli, rows
 from tests.scripted_server import ModelServer, OtlpCollector
 from traceladder.agent.client import choose_model
 from traceladder.agent.config import AgentConfig
@@ -217,7 +217,7 @@ def start_slow_run(db, until: str) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-m", "traceladder", "run", "--model", "sim:oracle", "--db", str(db),
          "--sim-delay", "0.05", "--concurrency", "2", "--no-report"],
-        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, preexec_fn=as_foreground,
         env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"},
     )  # fmt: skip
     assert proc.stderr is not None

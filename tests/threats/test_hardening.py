@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, cli, out_value, rows
+from tests.conftest import ROOT, as_foreground, cli, out_value, rows
 from tests.scripted_server import ModelServer, chat_reply
 
 SECRET_PASSWORD = "pw-SECRET-1234"
@@ -158,7 +158,7 @@ def _slow_run(db, until, *extra):
     proc = subprocess.Popen(
         [sys.executable, "-m", "traceladder", "run", "--model", "sim:faulty", "--db", str(db), "--sim-delay", "0.05",
          "--concurrency", "2", "--no-report", *extra],
-        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, preexec_fn=as_foreground,
         env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"},
     )  # fmt: skip
     assert proc.stderr is not None

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, cli, out_value, rows
+from tests.conftest import ROOT, as_foreground, cli, out_value, rows
 from tests.scripted_server import ModelServer, Reply, chat_reply
 from traceladder.agent.client import choose_model
 from traceladder.agent.config import AgentConfig
@@ -139,7 +139,7 @@ def test_ctrl_c_and_sigterm_stop_a_run_with_a_stuck_request(tmp_path, sig, code)
         proc = subprocess.Popen(
             [sys.executable, "-m", "traceladder", "run", "--model", "m", "--base-url", server.url, "--db", str(db),
              "--case", "fc-d1-001", "--case", "fc-d1-004", "--concurrency", "2", "--no-report"],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **NO_KEY},
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_foreground, env={**os.environ, **NO_KEY},
         )  # fmt: skip
         assert proc.stderr is not None
         for line in proc.stderr:  # wait until the good case is done; the other one is stuck
