@@ -15,10 +15,10 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked_cli import run_cli  # noqa: E402  (tests/ is on sys.path, see above)
 
 from traceladder.domain.retail.domain import load_retail_domain
 
@@ -46,17 +46,12 @@ def sandbox(retail):
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout=300):
-    """Run the real `traceladder` console entry point in a subprocess."""
+    """Run the real `traceladder` console entry point (`python -m traceladder ARGS`) in a process
+    of its own, output captured as text; forked from a pre-imported interpreter when it can be
+    (tests/forked_cli.py: the same command, without paying the imports on every call)."""
     full_env = {**os.environ, **(env or {})}
     full_env.pop("OPENAI_API_KEY", None) if env is None or "OPENAI_API_KEY" not in env else None
-    return subprocess.run(
-        [sys.executable, "-m", "traceladder", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=cwd or ROOT,
-        timeout=timeout,
-    )
+    return run_cli(args, full_env, cwd or ROOT, timeout)
 
 
 def body(outcome):

@@ -1,10 +1,9 @@
 """Bounded memory (issue 24): `evaluate` reads, judges and writes a batch at a time, so the peak
 memory of the real CLI does not grow with the store — measured as the child's peak RSS
-(`os.wait4`) on stores of one batch and of ten, against what one batch costs."""
+(`tests/peak_rss.py`) on stores of one batch and of ten, against what one batch costs."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -14,6 +13,7 @@ import pyarrow.compute as pc
 import pytest
 from bulk_store import bulk_store
 from conftest import ROOT
+from peak_rss import run_measuring_peak
 
 from traceladder.evaluation.assemble import build_context
 from traceladder.evaluation.evaluate import BATCH_TRACES
@@ -29,17 +29,15 @@ def _peak_mb(db) -> float:
     cores (load average), so without the pin a store of ten batches may be judged on workers —
     which read one batch ahead, a constant batch more — and one of one batch never is: the test
     would measure the load, not the store. One core: the single-process path, every time."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "traceladder", "evaluate", "--db", str(db)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
-        preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
-    )  # fmt: skip
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait
-    assert child.stderr is not None
-    assert child.returncode == 0, child.stderr.read().decode()
-    child.stderr.close()
-    return usage.ru_maxrss / 1024  # KiB on Linux
+    err = db.with_suffix(".stderr")
+    with err.open("wb") as errors:
+        child = run_measuring_peak(
+            [sys.executable, "-m", "traceladder", "evaluate", "--db", str(db)],
+            peak_file=db.with_suffix(".peak"), one_core=True, cwd=ROOT,
+            stdout=subprocess.DEVNULL, stderr=errors,
+        )  # fmt: skip
+    assert child.returncode == 0, err.read_text()
+    return child.peak_mb
 
 
 def test_evaluate_peak_memory_does_not_grow_with_the_store(tmp_path):

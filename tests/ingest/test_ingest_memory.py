@@ -1,6 +1,6 @@
 """Bounded memory of `ingest` (issue 24): files are read request by request, decoded a group at a
 time and written a batch at a time, with DuckDB's share capped — so the peak memory of an ingest
-does not grow with the file. Measured as the child's peak RSS (`os.wait4`) ingesting Collector
+does not grow with the file. Measured as the child's peak RSS (`tests/peak_rss.py`) ingesting Collector
 JSON lines of one request, of one batch and of five batches, against what one batch costs.
 
 The batch and group sizes are the real code's parameters, made small here (8 MB of JSON instead
@@ -8,14 +8,13 @@ of 64 MB) so that five batches take seconds: the bound is the same mechanism at 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import duckdb
 from conftest import ROOT
+from peak_rss import run_measuring_peak
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import otlp_workload  # noqa: E402
@@ -49,19 +48,14 @@ def _jsonl(path: Path, lines: list[bytes], requests: int) -> int:
 
 def _peak_mb(db: Path, path: Path) -> tuple[float, int]:
     """(peak RSS in MB, spans stored) of one ingest in a child process, on one core."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(db), str(path), str(BATCH), str(GROUP)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-        preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
-    )  # fmt: skip
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait
-    assert child.stdout is not None and child.stderr is not None
-    out, err = child.stdout.read().decode(), child.stderr.read().decode()
-    child.stdout.close()
-    child.stderr.close()
-    assert child.returncode == 0, err
-    return usage.ru_maxrss / 1024, int(out)  # KiB on Linux
+    out, err = db.with_suffix(".stdout"), db.with_suffix(".stderr")
+    with out.open("wb") as sink, err.open("wb") as errors:
+        child = run_measuring_peak(
+            [sys.executable, "-c", _CHILD, str(db), str(path), str(BATCH), str(GROUP)],
+            peak_file=db.with_suffix(".peak"), one_core=True, cwd=ROOT, stdout=sink, stderr=errors,
+        )  # fmt: skip
+    assert child.returncode == 0, err.read_text()
+    return child.peak_mb, int(out.read_text())
 
 
 def test_ingest_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, cli
+from tests.peak_rss import run_measuring_peak
 from traceladder.domain.retail.domain import RETAIL_DATA_FILES, read_data_files
 
 DEEP = "[" * 100_000 + "]" * 100_000  # json.loads raises RecursionError on this
@@ -329,14 +330,12 @@ def test_a_huge_sql_result_streams_in_bounded_memory(good_store, tmp_path):
     sql = "SELECT repeat('x', 2000) || i::VARCHAR AS v FROM range(300000) t(i)"
     out, err = tmp_path / "rows.csv", tmp_path / "stderr.txt"
     with out.open("wb") as sink, err.open("wb") as errors:
-        child = subprocess.Popen(
+        child = run_measuring_peak(
             [sys.executable, "-m", "traceladder", "sql", sql, "--csv", "--db", str(good_store)],
-            cwd=ROOT, stdout=sink, stderr=errors,
+            peak_file=tmp_path / "peak", cwd=ROOT, stdout=sink, stderr=errors,
         )  # fmt: skip
-        _, status, usage = os.wait4(child.pid, 0)  # the child's own peak, not the test process's
-        child.returncode = os.waitstatus_to_exitcode(status)
     assert child.returncode == 0, err.read_text()
     with out.open("rb") as rows:
         assert sum(1 for _ in rows) == 300_001
-    peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
+    peak_mb = child.peak_mb
     assert peak_mb < 450, f"peak resident set {peak_mb:.0f} MB for a 600 MB result: it was held, not streamed"

@@ -1,0 +1,61 @@
+"""The test suite's `cli()` forks commands from a pre-imported interpreter (tests/forked_cli.py):
+what it returns must be what `python -m traceladder` gives — output, exit code, environment,
+working directory — and a command that overruns its timeout is killed, not waited for."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, cli, out_values
+from forked_cli import _get
+
+RECURSIVE = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r"
+
+
+def real(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "traceladder", *args],
+        capture_output=True, text=True, cwd=cwd, env={**os.environ, **(env or {})}, timeout=120,
+    )  # fmt: skip
+
+
+def test_the_zygote_serves_this_process():
+    assert _get() is not None, "every cli() call would start an interpreter"
+
+
+@pytest.mark.parametrize("args", [("--version",), ("sql", "--help"), ("nosuchcommand",), ("cases", "coverage")])
+def test_a_forked_command_answers_as_a_started_interpreter(args):
+    forked, started = cli(*args), real(*args)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (started.returncode, started.stdout, started.stderr)
+
+
+def test_environment_and_working_directory_are_the_callers(tmp_path):
+    db = tmp_path / "named.duckdb"
+    done = cli("run", "--case", "fc-d1-001", "--model", "sim:oracle", "--no-report", env={"TRACELADDER_DB": str(db)})
+    assert done.returncode == 0, done.stderr
+    assert Path(out_values(done)["db"]).resolve() == db.resolve()
+    here = cli("run", "--case", "fc-d1-001", "--model", "sim:oracle", "--no-report", cwd=tmp_path)
+    assert here.returncode == 0, here.stderr
+    assert (tmp_path / "traceladder.duckdb").is_file()
+
+
+def test_a_call_past_its_timeout_is_killed_and_the_next_one_runs(tmp_path):
+    db = tmp_path / "s.duckdb"
+    assert cli("run", "--case", "fc-d1-001", "--model", "sim:oracle", "--no-report", "--db", str(db)).returncode == 0
+    with pytest.raises(subprocess.TimeoutExpired):
+        cli("sql", RECURSIVE, "--timeout", "600", "--db", str(db), timeout=2)
+    # the killed command held the store; the next one opens it
+    after = cli("sql", "SELECT count(*) FROM runs", "--csv", "--db", str(db))
+    assert after.returncode == 0 and after.stdout.splitlines()[1] == "1", after.stderr
+
+
+def test_another_pythonpath_starts_a_real_interpreter(tmp_path):
+    """sys.path is fixed when an interpreter starts: a call that names another one is not forked."""
+    module = tmp_path / "sitecustomize.py"
+    module.write_text("import sys; sys.stderr.write('started with my path\\n')\n")
+    done = cli("--version", env={"PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0 and "started with my path" in done.stderr
