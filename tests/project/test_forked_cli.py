@@ -27,15 +27,23 @@ def test_the_zygote_serves_this_process():
     assert _get() is not None, "every cli() call would start an interpreter"
 
 
-@pytest.mark.parametrize("args", [("--version",), ("sql", "--help"), ("nosuchcommand",), ("cases", "coverage")])
+@pytest.mark.parametrize(
+    "args", [("--version",), ("sql", "--help"), ("nosuchcommand",), ("cases", "coverage")]
+)
 def test_a_forked_command_answers_as_a_started_interpreter(args):
     forked, started = cli(*args), real(*args)
-    assert (forked.returncode, forked.stdout, forked.stderr) == (started.returncode, started.stdout, started.stderr)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        started.returncode,
+        started.stdout,
+        started.stderr,
+    )
 
 
 def test_environment_and_working_directory_are_the_callers(tmp_path):
     db = tmp_path / "named.duckdb"
-    done = cli("run", "--case", "fc-d1-001", "--model", "sim:oracle", "--no-report", env={"TRACELADDER_DB": str(db)})
+    done = cli(
+        "run", "--case", "fc-d1-001", "--model", "sim:oracle", "--no-report", env={"TRACELADDER_DB": str(db)}
+    )
     assert done.returncode == 0, done.stderr
     assert Path(out_values(done)["db"]).resolve() == db.resolve()
     here = cli("run", "--case", "fc-d1-001", "--model", "sim:oracle", "--no-report", cwd=tmp_path)
@@ -45,7 +53,10 @@ def test_environment_and_working_directory_are_the_callers(tmp_path):
 
 def test_a_call_past_its_timeout_is_killed_and_the_next_one_runs(tmp_path):
     db = tmp_path / "s.duckdb"
-    assert cli("run", "--case", "fc-d1-001", "--model", "sim:oracle", "--no-report", "--db", str(db)).returncode == 0
+    assert (
+        cli("run", "--case", "fc-d1-001", "--model", "sim:oracle", "--no-report", "--db", str(db)).returncode
+        == 0
+    )
     with pytest.raises(subprocess.TimeoutExpired):
         cli("sql", RECURSIVE, "--timeout", "600", "--db", str(db), timeout=2)
     # the killed command held the store; the next one opens it
