@@ -65,7 +65,11 @@ eval-fc: $(FC_DEPS)
 # a plain `python -m pytest …` is unchanged (one process, no xdist flags).
 PYTEST_ARGS ?= -n auto --dist worksteal
 
+# Our modules' bytecode first: with PYTHONDONTWRITEBYTECODE set (this machine sets it), every
+# `traceladder` process a test starts would compile them from source again, as no installed
+# package does (pip compiles at install) — measured 3% of the suite's CPU.
 test: $(DEV)
+	$(BIN)/python -m compileall -q traceladder
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 check: $(DEV)

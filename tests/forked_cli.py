@@ -48,6 +48,8 @@ from traceladder.cli import commands
 for name in commands.COMMANDS.values():
     __import__(name)
 import traceladder.cli.main
+import pyarrow
+pyarrow.array([0])  # pyarrow imports pandas (when installed) the first time it converts a list
 
 conn = socket.socket(fileno=int(sys.argv[1]))
 os.write(int(sys.argv[2]), b"ready\n")

@@ -139,7 +139,7 @@ def test_every_shipped_schema_takes_the_fast_path():
 
 
 @pytest.mark.parametrize("tool", sorted(SCHEMAS))
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fast_and_reference_agree(tool, data):
     mostly_valid = tool in BASES and data.draw(st.booleans())

@@ -161,11 +161,23 @@ def _tables(extracted: dict[str, TraceExtraction]) -> tuple[pa.Table, pa.Table]:
     return _table(calls, _CALL_SCHEMA), _definition_table({t: x.definitions for t, x in extracted.items()})
 
 
-def derive_traces(conn: duckdb.DuckDBPyConnection, trace_ids: pa.Array, set_based: bool = True) -> int:
+# The set-based fold pays its fixed cost (a temporary table of the traces' spans, one query per
+# convention, the checks that route a trace back to Python) only on large writes. Measured per
+# trace on the OTLP workload (bench/extract_throughput.py's shapes, 20k spans): the Python
+# extraction costs less up to ~500 traces a write and the SQL ~15% less from ~1,000; a suite
+# run writes one to a few traces at a time, `serve` a segment of hundreds to thousands.
+SET_FOLD_MIN_TRACES = 1_000
+
+
+def derive_traces(conn: duckdb.DuckDBPyConnection, trace_ids: pa.Array, set_based: bool | None = None) -> int:
     """Replace the tool calls and definitions of `trace_ids`; returns how many traces were derived.
-    `set_based=False` reads every trace with the Python extraction (the reference)."""
+    `set_based`: None, the set-based fold for writes of `SET_FOLD_MIN_TRACES` or more (it gives
+    the Python rows either way: tests/conventions/test_set_fold.py); True, the set-based fold
+    whatever the size (where its SQL is exact); False, the Python extraction (the reference)."""
     if len(trace_ids) == 0:
         return 0
+    if set_based is None:
+        set_based = len(trace_ids) >= SET_FOLD_MIN_TRACES
     conn.register("affected_traces", pa.table({"trace_id": trace_ids}))
     try:
         settled = settle(conn) if set_based else None
