@@ -12,6 +12,7 @@ never vacuous. The shredder's tool columns are compared with the Python `tool_co
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,35 @@ def _both(store: Store) -> tuple[tuple[list[Any], list[Any]], tuple[list[Any], l
     return reference, _rows(store), len(ids), settled
 
 
+@pytest.fixture(scope="module")
+def every_capture(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, Any, Any]]:
+    """Every capture ingested into one store, derived both ways in one go (the SQL fold over all
+    of them at once, as at scale): capture → (its new traces, Python rows, SQL-fold rows)."""
+    traces: dict[str, set[str]] = {}
+    with Store(tmp_path_factory.mktemp("captures") / "store.duckdb") as store:
+        for capture in CAPTURES:
+            before = {r[0] for r in store.fetchall("SELECT trace_id FROM traces")}
+            ingest(store, _otlp_files(FIXTURES / capture))
+            traces[capture] = {r[0] for r in store.fetchall("SELECT trace_id FROM traces")} - before
+        (calls, definitions), (folded_calls, folded_definitions), _, _ = _both(store)
+
+    def of(rows: list[Any], keep: set[str]) -> list[Any]:
+        return [r for r in rows if r[0] in keep]
+
+    return {
+        capture: (
+            len(ids),
+            (of(calls, ids), of(definitions, ids)),
+            (of(folded_calls, ids), of(folded_definitions, ids)),
+        )
+        for capture, ids in traces.items()
+    }
+
+
 @pytest.mark.parametrize("capture", CAPTURES)
-def test_sql_fold_gives_the_python_rows(capture: str, tmp_path: Path) -> None:
-    with Store(tmp_path / "store.duckdb") as store:
-        ingest(store, _otlp_files(FIXTURES / capture))
-        reference, folded, traces, _ = _both(store)
-    assert traces > 0
+def test_sql_fold_gives_the_python_rows(capture: str, every_capture: dict[str, tuple[int, Any, Any]]) -> None:
+    traces, reference, folded = every_capture[capture]
+    assert traces > 0, f"{capture}: no traces of its own (its trace ids are another capture's)"
     assert folded == reference
 
 
@@ -97,13 +121,20 @@ def test_some_captured_producer_is_settled_by_sql(tmp_path: Path) -> None:
     assert settled == traces
 
 
+@pytest.fixture(scope="module")
+def shredder() -> Iterator[duckdb.DuckDBPyConnection]:
+    """One connection for every capture, as `ingest` shreds every group on one."""
+    con = duckdb.connect()
+    yield con
+    con.close()
+
+
 @pytest.mark.parametrize(
     "capture", [c for c in CAPTURES if (FIXTURES / c / "collector-traces.jsonl").exists()]
 )
-def test_shredded_tool_columns_are_the_python_ones(capture: str) -> None:
+def test_shredded_tool_columns_are_the_python_ones(capture: str, shredder: duckdb.DuckDBPyConnection) -> None:
     lines = (FIXTURES / capture / "collector-traces.jsonl").read_bytes().splitlines()
-    con = duckdb.connect()
-    table, _ = shred_traces(con, [line for line in lines if line.strip()])
+    table, _ = shred_traces(shredder, [line for line in lines if line.strip()])
     assert table.num_rows > 0
     for row in table.select(["attributes", *TOOL_COLUMN_NAMES]).to_pylist():
         assert tuple(row[n] for n in TOOL_COLUMN_NAMES) == tool_columns(orjson.loads(row["attributes"]))
