@@ -113,6 +113,40 @@ def naive(store: Store, sample: int, domain) -> float:
     return len(units) / (time.perf_counter() - start)
 
 
+def stages(store: Store) -> dict[str, float]:
+    """CPU µs per trace of each stage of `evaluate` in one process, run alone in the same order
+    on the same store: read (units and their calls), settle (the ladder and the result rows, in
+    memory), write (the result tables, a transaction per batch). Their sum bounds what one core
+    can do; the read and the write stay in the writing process whatever the pool's size, so they
+    bound the pool too."""
+    from traceladder.evaluation.assemble import build_context
+    from traceladder.evaluation.evaluate import BATCH_TRACES
+    from traceladder.evaluation.pool import paused_gc, settle_batch
+    from traceladder.storage.readers import read_call_table, read_units
+    from traceladder.storage.results import append_result_batches
+
+    cpu = {"read": 0.0, "settle": 0.0, "write": 0.0}
+    ids = [r[0] for r in store.fetchall("SELECT trace_id FROM traces ORDER BY trace_id")] or [
+        r[0] for r in store.fetchall("SELECT DISTINCT trace_id FROM spans ORDER BY 1")
+    ]
+    ctx, tables, n = None, [], 0
+    with paused_gc():
+        for start in range(0, len(ids), BATCH_TRACES):
+            t = time.process_time()
+            units = read_units(store, None, ids[start : start + BATCH_TRACES])
+            calls = read_call_table(store, [u.trace_id for u in units])
+            cpu["read"] += time.process_time() - t
+            ctx = ctx or build_context(units, Ladder())
+            t = time.process_time()
+            tables.append(settle_batch(units, calls, ctx))
+            cpu["settle"] += time.process_time() - t
+            n += len(units)
+        t = time.process_time()
+        append_result_batches(store, ((tb, k == len(tables) - 1) for k, tb in enumerate(tables)))
+        cpu["write"] = time.process_time() - t
+    return {stage: seconds / n * 1e6 for stage, seconds in cpu.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--traces", type=int, default=100_000)
@@ -162,6 +196,18 @@ def run(args: argparse.Namespace) -> None:
         measure("evaluate, one process, per CPU-second", summary.units / serial_cpu, "traces/CPU-s")
         measure("evaluate, default pool", summary.units / ours, "traces/s",
                 baseline=naive_rate, baseline_name="naive")  # fmt: skip
+        us = stages(store)
+        total = sum(us.values())
+        print(
+            "stages, CPU µs per trace: "
+            + ", ".join(f"{k} {v:.0f}" for k, v in us.items())
+            + f" = {total:.0f} -> at most {1e6 / total:,.0f} traces/s per core; the writing process's"
+            f" read + write alone: at most {1e6 / (us['read'] + us['write']):,.0f} traces/s whatever the pool"
+        )
+        for stage, value in us.items():
+            measure(f"evaluate stage: {stage}", value, "CPU µs/trace")
+        measure("evaluate: ceiling of the writing process (read + write only)",
+                1e6 / (us["read"] + us["write"]), "traces/s")  # fmt: skip
         store.execute("CHECKPOINT")
         size_mb = Path(store.path).stat().st_size / 1e6
         print(f"store_mb={size_mb:.1f} for {n_calls} tool calls, evaluated")
