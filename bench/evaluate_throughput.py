@@ -29,6 +29,7 @@ from workload import suite_calls  # bench/workload.py (bench scripts run with be
 from traceladder.cases import load_cases
 from traceladder.domain.retail import load_retail_domain
 from traceladder.evaluation import evaluate_store
+from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
 from traceladder.evaluators.inputs import DomainRules, TraceInputs
 from traceladder.evaluators.ladder import Ladder
 from traceladder.evaluators.schema import SchemaRegistry
@@ -113,38 +114,54 @@ def naive(store: Store, sample: int, domain) -> float:
     return len(units) / (time.perf_counter() - start)
 
 
-def stages(store: Store) -> dict[str, float]:
+def stages(store: Store, live: LiveOptions = NO_LIVE_OPTIONS) -> dict[str, float]:
     """CPU µs per trace of each stage of `evaluate` in one process, run alone in the same order
-    on the same store: read (units and their calls), settle (the ladder and the result rows, in
-    memory), write (the result tables, a transaction per batch). Their sum bounds what one core
-    can do; the read and the write stay in the writing process whatever the pool's size, so they
-    bound the pool too."""
+    on the same store: read (units, their calls and captured definitions), settle (the ladder
+    and the result rows, in memory), write (the result tables, a transaction per batch). Their
+    sum bounds what one core can do; the read and the write stay in the writing process whatever
+    the pool's size, so they bound the pool too. `live`: the open path's inputs (a policy)."""
+    from dataclasses import replace
+
     from traceladder.evaluation.assemble import build_context
     from traceladder.evaluation.evaluate import BATCH_TRACES
     from traceladder.evaluation.pool import paused_gc, settle_batch
-    from traceladder.storage.readers import read_call_table, read_units
+    from traceladder.storage.readers import read_call_table, read_definition_sets, read_units
     from traceladder.storage.results import append_result_batches
 
     cpu = {"read": 0.0, "settle": 0.0, "write": 0.0}
-    ids = [r[0] for r in store.fetchall("SELECT trace_id FROM traces ORDER BY trace_id")] or [
-        r[0] for r in store.fetchall("SELECT DISTINCT trace_id FROM spans ORDER BY 1")
-    ]
+    ids = [r[0] for r in store.fetchall("SELECT DISTINCT trace_id FROM spans ORDER BY 1")]
     ctx, tables, n = None, [], 0
     with paused_gc():
         for start in range(0, len(ids), BATCH_TRACES):
             t = time.process_time()
             units = read_units(store, None, ids[start : start + BATCH_TRACES])
             calls = read_call_table(store, [u.trace_id for u in units])
+            sets = read_definition_sets(store, [u.definitions for u in units if u.definitions])
             cpu["read"] += time.process_time() - t
-            ctx = ctx or build_context(units, Ladder())
+            ctx = ctx or build_context(units, Ladder(), tools_file=live.tools, policies=live.policies)
             t = time.process_time()
-            tables.append(settle_batch(units, calls, ctx))
+            tables.append(settle_batch(units, calls, replace(ctx, definition_sets=sets)))
             cpu["settle"] += time.process_time() - t
             n += len(units)
         t = time.process_time()
         append_result_batches(store, ((tb, k == len(tables) - 1) for k, tb in enumerate(tables)))
         cpu["write"] = time.process_time() - t
     return {stage: seconds / n * 1e6 for stage, seconds in cpu.items()}
+
+
+def report_stages(us: dict[str, float], what: str) -> None:
+    """Print and measure `stages()`'s figures."""
+    total = sum(us.values())
+    print(
+        f"{what} stages, CPU µs per trace: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in us.items())
+        + f" = {total:.0f} -> at most {1e6 / total:,.0f} traces/s per core; the writing process's"
+        f" read + write alone: at most {1e6 / (us['read'] + us['write']):,.0f} traces/s whatever the pool"
+    )
+    for stage, value in us.items():
+        measure(f"{what} stage: {stage}", value, "CPU µs/trace")
+    measure(f"{what}: ceiling of the writing process (read + write only)",
+            1e6 / (us["read"] + us["write"]), "traces/s")  # fmt: skip
 
 
 def main() -> None:
@@ -196,18 +213,7 @@ def run(args: argparse.Namespace) -> None:
         measure("evaluate, one process, per CPU-second", summary.units / serial_cpu, "traces/CPU-s")
         measure("evaluate, default pool", summary.units / ours, "traces/s",
                 baseline=naive_rate, baseline_name="naive")  # fmt: skip
-        us = stages(store)
-        total = sum(us.values())
-        print(
-            "stages, CPU µs per trace: "
-            + ", ".join(f"{k} {v:.0f}" for k, v in us.items())
-            + f" = {total:.0f} -> at most {1e6 / total:,.0f} traces/s per core; the writing process's"
-            f" read + write alone: at most {1e6 / (us['read'] + us['write']):,.0f} traces/s whatever the pool"
-        )
-        for stage, value in us.items():
-            measure(f"evaluate stage: {stage}", value, "CPU µs/trace")
-        measure("evaluate: ceiling of the writing process (read + write only)",
-                1e6 / (us["read"] + us["write"]), "traces/s")  # fmt: skip
+        report_stages(stages(store), "evaluate")
         store.execute("CHECKPOINT")
         size_mb = Path(store.path).stat().st_size / 1e6
         print(f"store_mb={size_mb:.1f} for {n_calls} tool calls, evaluated")

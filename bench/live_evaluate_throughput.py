@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from evaluate_throughput import synthesize  # noqa: E402 - a sibling script, not a package
+from evaluate_throughput import report_stages, stages, synthesize  # noqa: E402 - a sibling script
 from measures import add_options, measure, reporting  # noqa: E402 - bench/measures.py
 
 from traceladder.domain.retail import load_retail_domain  # noqa: E402
@@ -114,6 +114,7 @@ def run(n: int) -> None:
                 "SELECT failure_class, count(*) FROM trace_results GROUP BY 1 ORDER BY 2 DESC LIMIT 5"
             )
             print(f"open_path_verdicts={verdicts} top_classes={classes}")
+            report_stages(stages(store, live), "open path")
             store.execute("DELETE FROM trace_results")
         options = WatchOptions(settle_s=0, batch=5_000, live=live)
 
