@@ -2,7 +2,9 @@
 — the same client and SQL a real server gets. The table is created with the Collector exporter's
 own DDL (tests/fixtures/clickhouse/otel_traces.sql) and filled with what the exporter would write
 for the test store's spans (every attribute value a string). chdb allows one data path per
-process, so this module keeps one for its whole run."""
+process, so the path is one per test process (session-scoped), and the module's fixture rebuilds the
+database on it each time it is set up: `--dist worksteal` can split this module's tests across
+other modules' tests in one worker, and the module fixture then runs again."""
 
 from __future__ import annotations
 
@@ -29,11 +31,16 @@ def data(tmp_path_factory) -> Path:
     return dataset(tmp_path_factory)
 
 
+@pytest.fixture(scope="session")
+def chdb_path(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("chdb")
+
+
 @pytest.fixture(scope="module")
-def source(tmp_path_factory, data) -> ClickHouseSource:
-    path = tmp_path_factory.mktemp("chdb")
-    src = parse_clickhouse(f"chdb://{path}?database=otel&table=otel_traces")
-    src.command("CREATE DATABASE IF NOT EXISTS otel")
+def source(chdb_path, data) -> ClickHouseSource:
+    src = parse_clickhouse(f"chdb://{chdb_path}?database=otel&table=otel_traces")
+    src.command("DROP DATABASE IF EXISTS otel SYNC")
+    src.command("CREATE DATABASE otel")
     for statement in DDL.read_text().split(";"):
         if statement.strip():
             src.command(statement)
