@@ -141,6 +141,8 @@ def test_chain_order_and_connectivity(ctx):
     v = judge_case(d4, chain_calls(order=(2, 1)), ctx)
     assert (v.verdict, v.failure_class, v.settled_at) == ("FAIL", "ORDER_WRONG", 3)
     assert {f.code for f in v.findings} == {"ORDER_WRONG", "CHAIN_BROKEN"}
+    [broken] = [f for f in v.findings if f.code == "CHAIN_BROKEN"]
+    assert "no request before it returned its action_id" in broken.message and "None" not in broken.message
     v = judge_case(d4, chain_calls(confirm_id="ACT-002"), ctx)
     assert (v.verdict, v.failure_class, v.settled_at) == ("FAIL", "CHAIN_BROKEN", 3)
     assert "returned 'ACT-001'" in v.explanation

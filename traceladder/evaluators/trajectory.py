@@ -118,9 +118,13 @@ def _chain_findings(a: Analysis) -> list[Finding]:
             if isinstance(req_call.result, dict) and req_call.ordinal < confirm.ordinal:
                 returned = req_call.result.get(rules.link)
         if returned is None or given != returned:
-            message = (
-                f"{exp.name} used {rules.link} {given!r}, but the request returned {returned!r} before it"
+            # "returned None" would read as a value; say what is missing instead.
+            before = (
+                f"the request returned {returned!r} before it"
+                if returned is not None
+                else f"no request before it returned its {rules.link}"
             )
+            message = f"{exp.name} used {rules.link} {given!r}, but {before}"
             findings.append(
                 Finding(
                     NUMBER, "CHAIN_BROKEN", message, exp.name, rules.link, returned, given, confirm.ordinal
