@@ -313,6 +313,27 @@ def test_an_unrelated_duckdb_file_is_left_alone(tmp_path):
     assert rows(other, "SELECT table_name FROM information_schema.tables") == [("sales",)]
 
 
+def test_an_empty_duckdb_file_is_not_read_as_a_store(tmp_path):
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()
+    for args in (["sql", "SELECT 1"], ["report"], ["gate", "--min-pass-rate", "0"]):
+        line = one_line_error(cli(*args, "--db", str(empty)))
+        assert "empty DuckDB file" in line, (args, line)
+
+
+def test_a_foreign_schema_migrations_table_is_one_line(tmp_path):
+    """Another program's `schema_migrations` (a common name) with other columns: refused in one
+    line by readers and writers alike, the file untouched."""
+    other = tmp_path / "rails.duckdb"
+    with duckdb.connect(str(other)) as conn:
+        conn.execute("CREATE TABLE schema_migrations (version VARCHAR)")
+    before = other.read_bytes()
+    for args in (["sql", "SELECT 1"], ["evaluate"], ["run", "--case", "fc-d1-001"]):
+        line = one_line_error(cli(*args, "--db", str(other)))
+        assert "another program" in line and "schema_migrations" in line, (args, line)
+    assert other.read_bytes() == before
+
+
 def test_a_store_from_a_newer_traceladder_is_refused(small_store, tmp_path):
     db = tmp_path / "newer.duckdb"
     shutil.copy(small_store[0], db)

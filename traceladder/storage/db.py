@@ -94,7 +94,7 @@ class Store:
         where reading one table costs ~2 ms (measured)."""
         try:
             applied = {r[0] for r in self.fetchall("SELECT name FROM schema_migrations")}
-        except duckdb.CatalogException:
+        except (duckdb.CatalogException, duckdb.BinderException):  # no such table; not our columns
             self._refuse_foreign()
             return set()
         unknown = sorted(applied - set(KNOWN_MIGRATIONS))
@@ -106,7 +106,8 @@ class Store:
         return applied
 
     def _refuse_foreign(self) -> None:
-        """A file with no migrations table is ours to create only when it is empty and writable."""
+        """A file without our migrations table is ours to create only when it is empty and writable
+        (another program's `schema_migrations`, with its own columns, is not ours either)."""
         tables = self.tables()
         if tables:
             shown = ", ".join(sorted(tables)[:5])
