@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -64,20 +65,29 @@ def write_text(path: Path, text: str, what: str, *, create_dirs: bool = True) ->
     /dev/full — is written in place: renaming over a device node would replace the device.
     The file is UTF-8: lone surrogates (decoded JSON "\\ud800" escapes in data) become U+FFFD.
     """
-    text = utf8_safe(text)
+    write_chunks(path, (text,), what, create_dirs=create_dirs)
+
+
+def write_chunks(path: Path, chunks: Iterable[str], what: str, *, create_dirs: bool = True) -> None:
+    """`write_text` for a document produced piece by piece (a report streamed a batch at a time):
+    each chunk is written as it comes, so only one is held. The file appears, atomically, only
+    once the last chunk is written: an exception from `chunks` (a document refused half-way)
+    leaves no file and the earlier one, if any, untouched."""
     try:
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory")
         if path.exists() and not path.is_file():
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
+                for chunk in chunks:
+                    handle.write(utf8_safe(chunk))
             return
         if create_dirs:
             path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             with open(tmp, "w", encoding="utf-8") as handle:
-                handle.write(text)
+                for chunk in chunks:
+                    handle.write(utf8_safe(chunk))
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)

@@ -149,14 +149,14 @@ def test_a_broken_report_is_refused_and_no_file_appears(faulty, tmp_path, corrup
 
 def test_the_cli_refuses_a_broken_report_as_an_internal_error(faulty, tmp_path, monkeypatch, capsys):
     db, out, _ = faulty
-    real = report_files.build_report
+    real = report_files.result_entries
 
-    def broken(*args, **kwargs):
-        report = real(*args, **kwargs)
-        report["results"][3]["warnings"] = ["not an object"]
-        return report
+    def broken(*args, **kwargs):  # the fourth result of the run (results stream a batch at a time)
+        results = real(*args, **kwargs)
+        results[3]["warnings"] = ["not an object"]
+        return results
 
-    monkeypatch.setattr(report_files, "build_report", broken)
+    monkeypatch.setattr(report_files, "result_entries", broken)
     target = tmp_path / "r.json"
     code = main(["report", out["run_id"], "--db", str(db), "--format", "json", "--output", str(target)])
     err = capsys.readouterr().err

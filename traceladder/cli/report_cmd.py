@@ -16,7 +16,7 @@ from traceladder.files import write_text
 from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.storage.db import open_store
 from traceladder.storage.readers import latest_run
-from traceladder.workflows.report_files import FORMATS, load_report, render
+from traceladder.workflows.report_files import FORMATS, open_report, stream_report
 
 MAX_HOURS = 24 * 366 * 10
 
@@ -112,16 +112,16 @@ def handle(args: argparse.Namespace) -> int:
     if args.format == "html":
         return _html(args)
     with open_store(db_path(args), read_only=True) as store:
-        report = load_report(store, args.run or latest_run(store))
-    if args.output:
-        write_text(args.output, render(report, args.format), "report")
-        print(f"report_path={args.output}")
-    elif args.format == "text":
-        from traceladder.reporting.terminal import render_text  # rich: only when printing text
+        # The summary in SQL, the results a batch at a time: memory does not grow with the run.
+        opened = open_report(store, args.run or latest_run(store))
+        if args.format == "text" and not args.output:
+            from traceladder.reporting.terminal import render_text  # rich: only when printing text
 
-        render_text(report, terminal())
-    else:
-        sys.stdout.write(render(report, args.format))
+            render_text(opened.head, terminal(), failing=opened.failing, failing_count=opened.failing_count)
+        else:
+            stream_report(opened, args.format, args.output, sys.stdout)
+    if args.output:
+        print(f"report_path={args.output}")
     return ExitCode.OK
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from statistics import fmean
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from traceladder.evaluators import judge as judge_rung
 from traceladder.evaluators.types import SCORED, VERDICTS, VerdictValue
+
+if TYPE_CHECKING:  # types only: building a report never imports DuckDB
+    from traceladder.storage.readers import RunRows
+    from traceladder.storage.run_report import Aggregates
 
 # The run block, always with these keys (null when unknown: traces that came from elsewhere).
 RUN_FIELDS = (
@@ -38,29 +40,28 @@ def result_name(result: Mapping[str, Any], *, trace_chars: int | None = 16) -> s
     return name + (f"#{result['repeat_index']}" if result.get("repeat_index") else "")
 
 
-def _block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    counts = Counter(r["verdict"] for r in rows)
+def _block(counts: Mapping[str, int]) -> dict[str, Any]:
     # Seed 1's four verdicts always; NOT_EVALUATED (traces no rung could judge) only when present.
     verdict_counts: dict[str, int] = {
         v: counts.get(v, 0) for v in VERDICTS if v != VerdictValue.NOT_EVALUATED or counts.get(v)
     }
     return {
-        "case_count": len(rows),
+        "case_count": sum(verdict_counts.values()),
         "verdict_counts": verdict_counts,
         "scored_count": sum(verdict_counts[v] for v in SCORED),
         "accuracy": accuracy_of(verdict_counts),  # exact, as seed 1 defines it
     }
 
 
-def _ladder(results: Sequence[Mapping[str, Any]], rungs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _ladder(agg: Aggregates) -> list[dict[str, Any]]:
     """Per rung, in ladder order: how many traces it judged, passed, failed — and settled (the
     first failing rung settles a FAIL; the highest rung that ran settles a PASS)."""
     order: dict[str, int] = {}
     statuses: dict[str, Counter[str]] = {}
-    for r in rungs:
-        order.setdefault(r["rung_name"], r["rung"])
-        statuses.setdefault(r["rung_name"], Counter())[r["status"]] += 1
-    settled = Counter((r["settled_by"], r["verdict"]) for r in results if r.get("settled_by"))
+    for name, rung, status, n in agg.ladder:
+        order[name] = min(rung, order.get(name, rung))
+        statuses.setdefault(name, Counter())[status] += n
+    settled = {(name, verdict): n for name, verdict, n in agg.settled}
     return [
         {
             "rung": order[name],
@@ -73,104 +74,88 @@ def _ladder(results: Sequence[Mapping[str, Any]], rungs: Sequence[Mapping[str, A
     ]
 
 
-def judge_block(
-    rungs: Sequence[Mapping[str, Any]], judgments: Sequence[Mapping[str, Any]]
-) -> dict[str, Any] | None:
+def judge_block(agg: Aggregates) -> dict[str, Any] | None:
     """Rung 5 in numbers: what the judge decided, what it cost, and what the ladder spared it.
     None when no judge ran and none was asked for (rung 5 only ever said "no judge configured")."""
-    statuses = Counter(r["status"] for r in rungs if r["rung_name"] == judge_rung.NAME)
-    if not judgments and not statuses.get("pass") and not statuses.get("fail"):
+    statuses, j = agg.judge_statuses, agg.judgments
+    if j is None and not statuses.get("pass") and not statuses.get("fail"):
         return None
-    outcomes = Counter(j["outcome"] for j in judgments)
-    calls = {
-        j["judge_trace_id"] for j in judgments if j["outcome"] in ("judged", "error") and j["judge_trace_id"]
-    }
-    charged = [j for j in judgments if j["outcome"] in ("judged", "error")]
-    costs = [j["cost_usd"] for j in charged if j["input_tokens"] or j["output_tokens"]]
-    models = sorted({j["judge_model"] for j in judgments})
+    j = j or {}
+    cost = j.get("cost_usd")
     return {
-        "model": ", ".join(models) or None,
-        "survivors": len(judgments),
+        "model": ", ".join(j.get("models") or ()) or None,
+        "survivors": j.get("survivors", 0),
         "judged_pass": statuses.get("pass", 0),
         "judged_fail": statuses.get("fail", 0),
-        "judge_calls": len(calls),
-        "cache_hits": outcomes.get("cached", 0),
-        "errors": outcomes.get("error", 0),
-        "over_budget": outcomes.get("over_budget", 0),
-        "no_answer": outcomes.get("no_answer", 0),
+        "judge_calls": j.get("judge_calls", 0),
+        "cache_hits": j.get("cache_hits", 0),
+        "errors": j.get("errors", 0),
+        "over_budget": j.get("over_budget", 0),
+        "no_answer": j.get("no_answer", 0),
         "avoided_by_ladder": statuses.get("skipped", 0),
-        "input_tokens": sum(j["input_tokens"] or 0 for j in charged),
-        "output_tokens": sum(j["output_tokens"] or 0 for j in charged),
-        "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),
+        "input_tokens": int(j.get("input_tokens", 0)),
+        "output_tokens": int(j.get("output_tokens", 0)),
+        "cost_usd": None if j.get("priced") is False else round(float(cost or 0), 6),
     }
+
+
+def summary_of(agg: Aggregates, *, dimensions: Sequence[str] = ()) -> dict[str, Any]:
+    """ReportV1's summary from the SQL aggregates of its traces (`storage.run_report.aggregates`).
+    `dimensions` are the domain's dimensions, each given a block even when none of its cases ran
+    (default: those present)."""
+    totals: Counter[str] = Counter()
+    by_dimension: dict[str, Counter[str]] = {}
+    for dimension, verdict, n in agg.verdicts:
+        totals[verdict] += n
+        if dimension:
+            by_dimension.setdefault(dimension, Counter())[verdict] += n
+    summary = _block(totals)
+    order = list(dimensions) + [d for d in sorted(by_dimension) if d not in dimensions]
+    summary["dimensions"] = {d: _block(by_dimension.get(d, Counter())) for d in order}
+    ranked = sorted(agg.classes, key=lambda kv: (-kv[1], str(kv[0])))
+    summary["taxonomy_counts"] = dict(ranked)
+    summary["top_failures"] = [
+        {"failure_class": cls, "count": n, "cases": agg.class_cases.get(cls, [])} for cls, n in ranked[:5]
+    ]
+    worst = sorted(agg.tools, key=lambda kv: (-kv[1], kv[0]))
+    summary["worst_tools"] = dict(worst)
+    summary["top_worst_tools"] = [{"tool": t, "fail_cases": n} for t, n in worst[:5]]
+    summary["mean_rung_scores"] = {f"{rung}.{key}": round(mean, 4) for rung, key, mean in agg.scores}
+    summary["settled_at_counts"] = dict(sorted(agg.settled_at))
+    summary["ladder"] = _ladder(agg)
+    judge = judge_block(agg)
+    if judge is not None:
+        summary["judge"] = judge
+    return summary
 
 
 def build_report(
-    run: Mapping[str, Any],
-    results: Sequence[Mapping[str, Any]],
-    rungs: Sequence[Mapping[str, Any]],
-    findings: Sequence[Mapping[str, Any]],
-    calls: Mapping[str, Sequence[Mapping[str, Any]]],
-    *,
-    dimensions: Sequence[str] = (),
-    known_tools: Sequence[str] = (),
-    requests: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    quirks: Mapping[str, str] | None = None,
-    judgments: Sequence[Mapping[str, Any]] = (),
+    run: Mapping[str, Any], summary: dict[str, Any], results: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """`results`/`rungs`/`findings`: rows of those tables for the run; `calls`: tool calls by trace
-    id; `requests`: by trace id, the model requests that were retried or had a server quirk
-    tolerated (step, succeeded, retries, quirks), and `quirks` what each quirk name means
-    (`semconv.QUIRKS`; in that order in the warnings). `dimensions` are the domain's dimensions, each
-    given a block even when none of its cases ran (default: those present); `known_tools` limits
-    the worst-tools list to real tools (default: any tool named in a failure)."""
-    summary = _block(results)
-    present = sorted({r["dimension"] for r in results if r["dimension"]})
-    order = list(dimensions) + [d for d in present if d not in dimensions]
-    summary["dimensions"] = {d: _block([r for r in results if r["dimension"] == d]) for d in order}
-    failed = [r for r in results if r["verdict"] == VerdictValue.FAIL]
-    taxonomy = Counter(r["failure_class"] for r in failed)
-    summary["taxonomy_counts"] = dict(sorted(taxonomy.items(), key=lambda kv: (-kv[1], str(kv[0]))))
-    summary["top_failures"] = [
-        {
-            "failure_class": cls,
-            "count": n,
-            "cases": sorted({r["case_id"] or r["trace_id"] for r in failed if r["failure_class"] == cls}),
-        }
-        for cls, n in sorted(taxonomy.items(), key=lambda kv: (-kv[1], str(kv[0])))[:5]
-    ]
-    failed_traces = {r["trace_id"] for r in failed}
-    implicated: dict[str, set[str]] = {}
-    for f in findings:
-        if f["trace_id"] in failed_traces and f["tool"] and (not known_tools or f["tool"] in known_tools):
-            implicated.setdefault(f["tool"], set()).add(f["trace_id"])
-    worst = sorted(((tool, len(keys)) for tool, keys in implicated.items()), key=lambda kv: (-kv[1], kv[0]))
-    summary["worst_tools"] = dict(worst)
-    summary["top_worst_tools"] = [{"tool": t, "fail_cases": n} for t, n in worst[:5]]
-    scored = {r["trace_id"] for r in results if r["verdict"] in SCORED}
-    values: dict[str, list[float]] = {}
-    for r in rungs:
-        if r["trace_id"] in scored:
-            for key, value in (r["scores"] or {}).items():
-                if value is not None:
-                    values.setdefault(f"{r['rung_name']}.{key}", []).append(value)
-    summary["mean_rung_scores"] = {key: round(fmean(v), 4) for key, v in values.items()}
-    summary["settled_at_counts"] = dict(sorted(Counter(str(r["settled_at"]) for r in failed).items()))
-    summary["ladder"] = _ladder(results, rungs)
-    judge = judge_block(rungs, judgments)
-    if judge is not None:
-        summary["judge"] = judge
+    """The ReportV1 document: `run`'s block (every `RUN_FIELDS` key), the summary (`summary_of`),
+    and the per-trace results (`result_entries`), in report order."""
+    return {
+        "schema": "ReportV1",
+        "run": {key: run.get(key) for key in RUN_FIELDS},
+        "summary": summary,
+        "results": results,
+    }
+
+
+def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The per-trace results of one batch of rows (`storage.run_report.row_batches`): verdict,
+    golden and actual calls, warnings, diff, findings and every rung, as ReportV1 states them.
+    `quirks`: what each server-quirk name means (`semconv.QUIRKS`; in that order in the warnings)."""
     by_trace: dict[str, list[Mapping[str, Any]]] = {}
-    for f in findings:
+    for f in rows.findings:
         by_trace.setdefault(f["trace_id"], []).append(f)
     rungs_of: dict[str, list[Mapping[str, Any]]] = {}
-    for r in rungs:
-        rungs_of.setdefault(r["trace_id"], []).append(r)
-    requested = requests or {}
+    for g in rows.rungs:
+        rungs_of.setdefault(g["trace_id"], []).append(g)
     per_case = []
-    for r in results:
+    for r in rows.results:
         evidence = r["evidence"] or {}
-        actual = [dict(c) for c in calls.get(r["trace_id"], [])]
+        actual = [dict(c) for c in rows.calls.get(r["trace_id"], [])]
         trace_rungs = _rungs(rungs_of.get(r["trace_id"], []), evidence)
         per_case.append(
             {
@@ -185,7 +170,9 @@ def build_report(
                 "explanation": r["explanation"],
                 "golden": evidence.get("golden", []),
                 "actual": actual,
-                "warnings": trace_warnings(evidence, actual, requested.get(r["trace_id"], ()), quirks or {}),
+                "warnings": trace_warnings(
+                    evidence, actual, rows.requests.get(r["trace_id"], ()), quirks or {}
+                ),
                 "diff": _diff(trace_rungs),
                 "findings": [
                     {k: f[k] for k in ("rung", "code", "tool", "param", "expected", "actual", "message")}
@@ -194,12 +181,7 @@ def build_report(
                 "rungs": trace_rungs,
             }
         )
-    return {
-        "schema": "ReportV1",
-        "run": {key: run.get(key) for key in RUN_FIELDS},
-        "summary": summary,
-        "results": per_case,
-    }
+    return per_case
 
 
 def trace_warnings(
@@ -257,10 +239,11 @@ def _diff(rungs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def report_problems(report: Mapping[str, Any]) -> list[str]:
+def summary_problems(report: Mapping[str, Any]) -> list[str]:
     """The arithmetic of seed 1's summary, which a JSON Schema cannot state: case_count is the sum
-    of verdict_counts, scored_count is PASS + FAIL, accuracy is PASS / scored_count exactly;
-    the run's block counts its results, and taxonomy_counts its FAILs. Empty when it holds."""
+    of verdict_counts, scored_count is PASS + FAIL, accuracy is PASS / scored_count exactly, and
+    taxonomy_counts add up to the FAIL count. Empty when it holds. (The run's case_count is also
+    the number of its results: `report_problems`, or the streaming writer's count.)"""
     found: list[str] = []
     s = report["summary"]
     blocks = [("summary", s)] + [(f"summary/dimensions/{d}", b) for d, b in s["dimensions"].items()]
@@ -272,10 +255,17 @@ def report_problems(report: Mapping[str, Any]) -> list[str]:
             found.append(f"{where}: scored_count {block['scored_count']} is not PASS + FAIL")
         if block["accuracy"] != accuracy_of(counts):
             found.append(f"{where}: accuracy {block['accuracy']} is not PASS / scored_count")
-    if s["case_count"] != len(report["results"]):
-        found.append(f"summary: case_count {s['case_count']} but {len(report['results'])} results")
     if sum(s["taxonomy_counts"].values()) != s["verdict_counts"][VerdictValue.FAIL]:
         found.append("summary: taxonomy_counts do not add up to the FAIL count")
+    return found
+
+
+def report_problems(report: Mapping[str, Any]) -> list[str]:
+    """`summary_problems`, and the run's case_count is the number of its results."""
+    found = summary_problems(report)
+    s = report["summary"]
+    if s["case_count"] != len(report["results"]):
+        found.append(f"summary: case_count {s['case_count']} but {len(report['results'])} results")
     return found
 
 

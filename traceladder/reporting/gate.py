@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,23 +21,29 @@ class GateOutcome:
     verdict_counts: Mapping[str, int] = field(default_factory=dict)
 
 
-def accuracy(verdicts: Mapping[tuple[str, int], tuple[str, Any]]) -> tuple[float | None, dict[str, int]]:
+def accuracy(verdict_counts: Mapping[str, int]) -> tuple[float | None, dict[str, int]]:
+    """The pass rate of these counts — the report's `accuracy`, PASS / (PASS + FAIL) over every
+    judged trace — and the counts with seed 1's four verdicts always present."""
     counts: dict[str, int] = {v: 0 for v in VERDICTS if v != VerdictValue.NOT_EVALUATED}
-    for verdict, _ in verdicts.values():
-        counts[verdict] = counts.get(verdict, 0) + 1
+    for verdict, n in verdict_counts.items():
+        counts[verdict] = counts.get(verdict, 0) + n
     return accuracy_of(counts), counts
 
 
 def decide(
     run_id: str,
-    verdicts: Mapping[tuple[str, int], tuple[str, Any]],
+    verdict_counts: Mapping[str, int],
+    case_verdicts: Iterable[tuple[str | None, str]] = (),
     *,
     min_pass_rate: float | None = None,
     baseline: Mapping[str, Any] | None = None,
     max_drop: float = 0.0,
     incomparable: list[str] | None = None,
 ) -> GateOutcome:
-    acc, counts = accuracy(verdicts)
+    """`verdict_counts`: verdict → judged traces of the run (the pass rate's only input);
+    `case_verdicts`: (case id, verdict) of each of them, for the cases that regressed against the
+    baseline (a case regressed when the baseline passed it and any repeat of it now does not)."""
+    acc, counts = accuracy(verdict_counts)
     if incomparable:
         reason = f"run {run_id} is not comparable with the baseline: different {', '.join(incomparable)}"
         return GateOutcome(ExitCode.USER_ERROR, reason, acc, verdict_counts=counts)
@@ -52,12 +58,12 @@ def decide(
     if baseline is not None:
         # exact, from the counts: the stored accuracy is rounded for display
         base_acc = accuracy_of(baseline["summary"]["verdict_counts"]) or 0.0
+        not_passing = {case_id for case_id, verdict in case_verdicts if verdict != VerdictValue.PASS}
         regressed = tuple(
             sorted(
                 case_id
                 for case_id, b in baseline.get("cases", {}).items()
-                if b["verdict"] == VerdictValue.PASS
-                and any(c == case_id and v[0] != VerdictValue.PASS for (c, _), v in verdicts.items())
+                if b["verdict"] == VerdictValue.PASS and case_id in not_passing
             )
         )
         drop = base_acc - acc

@@ -1,5 +1,9 @@
 """Rendering a ReportV1 as JUnit XML for CI test tabs: one <testcase> per judged trace.
 
+The document is a frame (`junit_frame`: the suite's totals) around one `junit_case` per result, so
+a large report is written a test case at a time (`workflows.report_files.junit_chunks`) and a
+small one whole (`render_junit`) — the same text either way.
+
 Every string from the run (names, messages, model output) goes through `xml_text`: a model that
 emits ESC or NUL must not make the CI artifact unparsable.
 """
@@ -7,42 +11,56 @@ emits ESC or NUL must not make the CI artifact unparsable.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from typing import Any
 
 from traceladder.evaluators.types import UNRATED, VerdictValue
 from traceladder.reporting.build import result_name
 from traceladder.text import xml_text
 
+_DECLARATION = "<?xml version='1.0' encoding='utf-8'?>\n"
 
-def render_junit(report: dict[str, Any]) -> str:
-    """FAIL → <failure>, AGENT_ERROR → <error>, SKIP and NOT_EVALUATED → <skipped>."""
-    s = report["summary"]["verdict_counts"]
+
+def junit_frame(report: Mapping[str, Any]) -> tuple[str, str]:
+    """The text before the first test case and after the last: the suite's name and totals come
+    from the summary, so they are known before any result is read."""
+    summary = report["summary"]
+    s = summary["verdict_counts"]
     suite = ET.Element(
         "testsuite",
         name=xml_text(f"traceladder {report['run'].get('run_id')}"),
-        tests=str(len(report["results"])),
+        tests=str(summary["case_count"]),
         failures=str(s[VerdictValue.FAIL]),
         errors=str(s[VerdictValue.AGENT_ERROR]),
         skipped=str(sum(s.get(v, 0) for v in UNRATED)),
     )
-    for r in report["results"]:
-        # the full trace id: a JUnit test name is the identifier CI tools keep a test's history by
-        name = result_name(r, trace_chars=None)
-        case = ET.SubElement(
-            suite, "testcase", classname=xml_text(f"traceladder.{r['dimension']}"), name=xml_text(name)
+    suite.text = "\n"  # an element with text serialises as <testsuite ...>\n</testsuite>: keep the start tag
+    opening = ET.tostring(suite, encoding="unicode")[: -len("\n</testsuite>")]
+    return f"{_DECLARATION}<testsuites>\n  {opening}", "\n  </testsuite>\n</testsuites>\n"
+
+
+def junit_case(r: Mapping[str, Any]) -> str:
+    """One result as a <testcase>, indented as in the whole document (with its leading newline).
+    FAIL → <failure>, AGENT_ERROR → <error>, SKIP and NOT_EVALUATED → <skipped>."""
+    # the full trace id: a JUnit test name is the identifier CI tools keep a test's history by
+    name = result_name(r, trace_chars=None)
+    case = ET.Element("testcase", classname=xml_text(f"traceladder.{r['dimension']}"), name=xml_text(name))
+    detail = "\n".join(f"[rung {f['rung']}] {f['code']}: {f['message']}" for f in r["findings"])
+    message = xml_text(r["explanation"] or "")
+    if r["verdict"] == VerdictValue.FAIL:
+        node = ET.SubElement(
+            case, "failure", message=message, type=xml_text(r["taxonomy"] or VerdictValue.FAIL)
         )
-        detail = "\n".join(f"[rung {f['rung']}] {f['code']}: {f['message']}" for f in r["findings"])
-        message = xml_text(r["explanation"] or "")
-        if r["verdict"] == VerdictValue.FAIL:
-            node = ET.SubElement(
-                case, "failure", message=message, type=xml_text(r["taxonomy"] or VerdictValue.FAIL)
-            )
-            node.text = xml_text(detail)
-        elif r["verdict"] == VerdictValue.AGENT_ERROR:
-            ET.SubElement(case, "error", message=message, type=VerdictValue.AGENT_ERROR)
-        elif r["verdict"] in UNRATED:
-            ET.SubElement(case, "skipped", message=message)
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+        node.text = xml_text(detail)
+    elif r["verdict"] == VerdictValue.AGENT_ERROR:
+        ET.SubElement(case, "error", message=message, type=VerdictValue.AGENT_ERROR)
+    elif r["verdict"] in UNRATED:
+        ET.SubElement(case, "skipped", message=message)
+    ET.indent(case, level=2)
+    return "\n    " + ET.tostring(case, encoding="unicode")
+
+
+def render_junit(report: Mapping[str, Any]) -> str:
+    """A whole in-memory report as JUnit XML."""
+    opening, closing = junit_frame(report)
+    return opening + "".join(junit_case(r) for r in report["results"]) + closing

@@ -3,6 +3,7 @@ reaches the terminal with its control characters (see `traceladder.text`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -34,7 +35,17 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
 
 
-def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 20) -> None:
+def render_text(
+    report: Mapping[str, Any],
+    console: Console,
+    *,
+    show_cases: int = 20,
+    failing: Sequence[Mapping[str, Any]] | None = None,
+    failing_count: int | None = None,
+) -> None:
+    """The summary tables and the first `show_cases` failing traces (FAIL or AGENT_ERROR). A
+    streamed report passes those (`failing`, in report order) and how many there are
+    (`failing_count`); a whole one lets them be found among its results."""
     run, s = report["run"], report["summary"]
     counts = s["verdict_counts"]
     console.print(
@@ -86,9 +97,14 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
     for key, value in s["mean_rung_scores"].items():
         scores.add_row(key, "—" if value is None else f"{value:.3f}")
     console.print(scores)
-    bad = [r for r in report["results"] if r["verdict"] in (VerdictValue.FAIL, VerdictValue.AGENT_ERROR)]
+    if failing is None:
+        failing = [
+            r for r in report["results"] if r["verdict"] in (VerdictValue.FAIL, VerdictValue.AGENT_ERROR)
+        ]
+    bad = failing
+    total = len(bad) if failing_count is None else failing_count
     if bad:
-        cases = _table(f"Failing cases ({len(bad)})", "case", "verdict", "rung", "why", right=("rung",))
+        cases = _table(f"Failing cases ({total})", "case", "verdict", "rung", "why", right=("rung",))
         for r in bad[:show_cases]:
             name = result_name(r)
             cases.add_row(
@@ -98,5 +114,5 @@ def render_text(report: dict[str, Any], console: Console, *, show_cases: int = 2
                 _cell(r["explanation"]),
             )
         console.print(cases)
-        if len(bad) > show_cases:
-            console.print(f"… {len(bad) - show_cases} more in the JSON report")
+        if total > show_cases:
+            console.print(f"… {total - show_cases} more in the JSON report")

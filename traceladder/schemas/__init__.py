@@ -39,6 +39,29 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
+@cache
+def part_validator(name: str, definition: str) -> Draft202012Validator:
+    """A validator of one `$defs` entry of schema `name` (ReportV1's `result`): what checks a
+    document streamed a part at a time, with the same rules as the whole."""
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(schema_text(name))
+    part = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
+    return Draft202012Validator(part, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def require_valid_part(name: str, definition: str, part: Any, where: str) -> None:
+    """`require_valid` for one part of a document of schema `name`, validated against its
+    `$defs/definition`; `where` is the part's path in the whole document (`results/3`), so the
+    violation names the same place a check of the whole would."""
+    errors = sorted(
+        part_validator(name, definition).iter_errors(part), key=lambda e: (len(e.absolute_path), e.message)
+    )
+    if errors:
+        found = [f"{_where([where, *e.absolute_path])}: {e.message[:200]}" for e in errors[:3]]
+        raise SchemaViolation(f"refusing to write an invalid {name}: {'; '.join(found)}")
+
+
 def problems(name: str, document: Any, limit: int = 3) -> list[str]:
     """Up to `limit` ways `document` breaks schema `name`, most relevant first, each as
     `where: what` (empty when it validates)."""

@@ -15,6 +15,7 @@ from traceladder.storage.db import Store, trace_id_table
 from traceladder.trace_facts import TraceFacts
 
 if TYPE_CHECKING:  # Arrow is imported by the readers that build a table, not by every command
+    import duckdb
     import pyarrow as pa
 
 # A trace's captured tool definitions: (tool name, parameters JSON text or None, offered — seen in a
@@ -228,67 +229,7 @@ class RunRows:
     judgments: list[dict[str, Any]] = field(default_factory=list)  # the run's `trace_judgments` rows
 
 
-def run_rows(store: Store, run_id: str) -> RunRows:
-    runs = dict_rows(store, "SELECT * FROM runs WHERE run_id = ?", [run_id])
-    run: dict[str, Any] = runs[0] if runs else {"run_id": run_id, "model": None, "status": "external"}
-    for key in ("config", "input_hashes", "selection"):
-        if isinstance(run.get(key), str):
-            run[key] = json.loads(run[key])
-    for key in ("started_at", "finished_at"):
-        if run.get(key) is not None:
-            run[key] = run[key].isoformat()
-    results = dict_rows(
-        store,
-        "SELECT * EXCLUDE (evaluated_at) FROM trace_results WHERE run_id = ? "
-        "ORDER BY case_id, repeat_index, trace_id",
-        [run_id],
-    )  # fmt: skip
-    if not results:
-        raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
-    for r in results:
-        r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
-    rungs = dict_rows(
-        store,
-        "SELECT g.trace_id, g.rung, g.rung_name, g.status, g.scores, g.explanation FROM rung_results g "
-        "SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) t USING (trace_id) "
-        "ORDER BY g.trace_id, g.rung, g.rung_name",
-        [run_id],
-    )
-    findings = dict_rows(
-        store,
-        "SELECT * FROM findings WHERE run_id = ? "
-        "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message",
-        [run_id],
-    )
-    for f in findings:
-        f["expected"] = json.loads(f["expected"]) if f["expected"] else None
-        f["actual"] = json.loads(f["actual"]) if f["actual"] else None
-    calls: dict[str, list[dict[str, Any]]] = {}
-    for row in dict_rows(
-        store,
-        "SELECT tc.trace_id, tc.ordinal, tc.tool_name AS tool, tc.arguments_raw, tc.status, tc.error_type "
-        "FROM tool_calls tc "
-        "SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) r USING (trace_id) "
-        "ORDER BY tc.trace_id, tc.ordinal",
-        [run_id],
-    ):
-        trace = row.pop("trace_id")
-        try:
-            row["arguments"] = json.loads(row["arguments_raw"]) if row["arguments_raw"] is not None else None
-        except ValueError:
-            row["arguments"] = None  # invalid JSON: arguments_raw keeps what the model sent
-        calls.setdefault(trace, []).append(row)
-    judgments = dict_rows(
-        store,
-        "SELECT j.* EXCLUDE (evaluated_at) FROM trace_judgments j "
-        "SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) r USING (trace_id) "
-        "ORDER BY trace_id",
-        [run_id],
-    )
-    return RunRows(run, results, rungs, findings, calls, _request_notes(store, run_id), judgments)
-
-
-# The chat spans of a run that carry `traceladder.request.retries` or
+# The chat spans of some traces that carry `traceladder.request.retries` or
 # `traceladder.response.quirks` (set by the agent loop only when something happened), with the
 # request's step: its position among the trace's chat spans.
 _REQUEST_NOTES = """
@@ -297,7 +238,7 @@ SELECT trace_id, step, status_code, retries, quirks FROM (
            row_number() OVER (PARTITION BY s.trace_id ORDER BY s.start_ns, s.span_id) AS step,
            s.attributes->'$."traceladder.request.retries"' AS retries,
            s.attributes->'$."traceladder.response.quirks"' AS quirks
-    FROM spans s SEMI JOIN (SELECT trace_id FROM trace_results WHERE run_id = ?) r USING (trace_id)
+    FROM spans s SEMI JOIN batch_traces USING (trace_id)
     WHERE s.operation = 'chat'
 )
 WHERE retries IS NOT NULL OR quirks IS NOT NULL
@@ -305,9 +246,12 @@ ORDER BY trace_id, step
 """
 
 
-def _request_notes(store: Store, run_id: str) -> dict[str, list[dict[str, Any]]]:
+def request_notes(conn: duckdb.DuckDBPyConnection) -> dict[str, list[dict[str, Any]]]:
+    """Per trace of the relation `batch_traces` (its `trace_id`s) on `conn`: its model requests
+    that were retried or had a server quirk tolerated (step, succeeded, retries, quirks)."""
     notes: dict[str, list[dict[str, Any]]] = {}
-    for trace_id, step, status, retries, quirks in store.fetchall(_REQUEST_NOTES, [run_id]):
+    found = conn.execute(_REQUEST_NOTES).fetchall()
+    for trace_id, step, status, retries, quirks in found:
         notes.setdefault(trace_id, []).append(
             {
                 "step": int(step),
@@ -317,3 +261,13 @@ def _request_notes(store: Store, run_id: str) -> dict[str, list[dict[str, Any]]]
             }
         )
     return notes
+
+
+def json_or_none(text: str | None) -> Any:
+    """Parsed JSON, or None for no text or text that is not JSON (the raw text is kept elsewhere)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -143,6 +143,15 @@ def verdicts(store: Store, run_id: str) -> dict[tuple[str, int], tuple[str, str 
     return {(c, k): (v, f) for c, k, v, f in rows}
 
 
+def case_verdicts(store: Store, run_id: str) -> list[tuple[str | None, str]]:
+    """(case id, verdict) of every judged trace of `run_id` — repeats and traces that share a
+    case each count, nothing is collapsed."""
+    return [
+        (c, v)
+        for c, v in store.fetchall("SELECT case_id, verdict FROM trace_results WHERE run_id = ?", [run_id])
+    ]
+
+
 def failures_of(store: Store, run_id: str) -> list[tuple[str, int, str | None, str]]:
     """(case id, repeat, failure class, explanation) of every FAIL of a run, in case order."""
     return [

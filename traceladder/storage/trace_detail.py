@@ -8,7 +8,6 @@ table is read in one query, never once per trace.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import Any
 
 from traceladder.storage.conversations import Conversation, read_conversations
 from traceladder.storage.db import Store, trace_id_table
-from traceladder.storage.readers import RunRows, dict_rows
+from traceladder.storage.readers import dict_rows
 
 # The model a trace used, by convention: OTel GenAI request/response, OpenInference.
 _MODEL = (
@@ -42,7 +41,7 @@ class Window:
     """The judged traces without a run whose first span arrived at or after `since` (UTC)."""
 
     since: datetime
-    rows: RunRows | None  # None: no judged trace in the window
+    trace_ids: list[str]  # empty: no judged trace in the window
     services: list[dict[str, Any]]  # service, service_version, environment, traces, first/last seen
     models: list[str]
 
@@ -89,7 +88,8 @@ def trace_details(store: Store, trace_ids: Sequence[str], *, max_spans: int = 20
 
 
 def live_window(store: Store, since: datetime) -> Window:
-    """Every judged trace with no run first seen at or after `since`, as `run_rows` shapes a run's."""
+    """Every judged trace with no run first seen at or after `since`: their ids (the report's scope,
+    `storage.run_report.scope_of_traces`), the services and models they came from."""
     ids = [
         r[0]
         for r in store.fetchall(
@@ -99,7 +99,7 @@ def live_window(store: Store, since: datetime) -> Window:
         )
     ]
     if not ids:
-        return Window(since, None, [], [])
+        return Window(since, [], [], [])
     with _traces(store, ids):
         services = dict_rows(
             store,
@@ -112,47 +112,4 @@ def live_window(store: Store, since: datetime) -> Window:
             f"SELECT DISTINCT {_MODEL} AS m FROM spans SEMI JOIN wanted_traces USING (trace_id) "
             "WHERE m IS NOT NULL ORDER BY m LIMIT 20"
         )
-        results = dict_rows(
-            store,
-            "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN wanted_traces USING (trace_id) "
-            "ORDER BY trace_id",
-        )
-        rungs = dict_rows(
-            store,
-            "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "
-            "SEMI JOIN wanted_traces USING (trace_id) ORDER BY trace_id, rung, rung_name",
-        )
-        findings = dict_rows(
-            store,
-            "SELECT * FROM findings SEMI JOIN wanted_traces USING (trace_id) "
-            "ORDER BY trace_id, rung, ordinal, code, param, message",
-        )
-        calls = dict_rows(
-            store,
-            "SELECT trace_id, ordinal, tool_name AS tool, arguments_raw, status, error_type FROM tool_calls "
-            "SEMI JOIN wanted_traces USING (trace_id) ORDER BY trace_id, ordinal",
-        )
-    for r in results:
-        r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
-    for f in findings:
-        f["expected"] = _json_or_none(f["expected"])
-        f["actual"] = _json_or_none(f["actual"])
-    by_trace: dict[str, list[dict[str, Any]]] = {}
-    for call in calls:
-        call["arguments"] = _json_or_none(call["arguments_raw"])
-        by_trace.setdefault(call.pop("trace_id"), []).append(call)
-    # Not a run: the window names itself, so the report block is still a valid ReportV1's.
-    run = {"run_id": f"live-since-{since:%Y%m%dT%H%M%S}", "model": None, "status": "live",
-           "started_at": since.isoformat()}  # fmt: skip
-    rows = RunRows(run, results, rungs, findings, by_trace)
-    return Window(since, rows, services, [m for (m,) in models])
-
-
-def _json_or_none(text: str | None) -> Any:
-    """Parsed JSON, or None for no text or text that is not JSON (the raw text is kept elsewhere)."""
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
+    return Window(since, ids, services, [m for (m,) in models])

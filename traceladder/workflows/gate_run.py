@@ -10,7 +10,8 @@ from traceladder.errors import UserError, VerificationFailed
 from traceladder.reporting.gate import GateOutcome, decide
 from traceladder.storage.db import Store
 from traceladder.storage.readers import latest_run
-from traceladder.storage.runs import run_info, verdicts
+from traceladder.storage.run_report import run_verdict_counts
+from traceladder.storage.runs import case_verdicts, run_info
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,14 @@ def gate(
     baseline = _read_baseline(baseline_path) if baseline_path else None
     run_id = run_id or latest_run(store)
     info = run_info(store, run_id)
-    run_verdicts = verdicts(store, run_id)
+    # The pass rate counts every judged trace of the run, as the report does (one definition:
+    # storage.run_report.run_verdict_counts); the per-case verdicts only name regressions.
+    counts = run_verdict_counts(store, run_id)
+    cases = case_verdicts(store, run_id) if baseline is not None else []
     incomparable = _comparability(baseline, info.model, info.input_hashes) if baseline else None
     gaps = [info.incompleteness()] if info.incompleteness() else []
     if baseline is not None and not incomparable:
-        covered = {case_id for case_id, _ in run_verdicts}
+        covered = {case_id for case_id, _ in cases}
         missing = sorted(set(baseline["cases"]) - covered)
         if missing:
             shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
@@ -55,7 +59,7 @@ def gate(
     if gaps and not incomparable and not allow_partial:
         raise UserError(f"not gated: {'; '.join(gaps)} (or pass --allow-partial)")
     outcome = decide(
-        run_id, run_verdicts, min_pass_rate=min_pass_rate, baseline=baseline, max_drop=max_drop,
+        run_id, counts, cases, min_pass_rate=min_pass_rate, baseline=baseline, max_drop=max_drop,
         incomparable=incomparable,
     )  # fmt: skip
     report = _report(store, run_id) if with_report else None

@@ -16,16 +16,16 @@ from typing import Any
 from traceladder.errors import UserError
 from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.live.trend import Trend, label, trend
-from traceladder.reporting.build import build_report
 from traceladder.reporting.comparison import compare_sides
 from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
 from traceladder.reporting.html_data import compare, row_order
 from traceladder.storage.db import Store
+from traceladder.storage.run_report import scope_of_traces
 from traceladder.storage.runs import run_info
 from traceladder.storage.suite_runs import suite_runs
 from traceladder.storage.trace_detail import live_window, trace_details
 from traceladder.workflows.compare_runs import NotComparable, check_same_suite
-from traceladder.workflows.report_files import check_report, load_report
+from traceladder.workflows.report_files import check_report, load_report, report_of, whole
 
 
 def html_path_for(db: Path, name: str) -> Path:
@@ -87,14 +87,15 @@ def live_page(store: Store, *, hours: float = DEFAULT_LIVE_HOURS, now: datetime 
     now = now or datetime.now(UTC)
     since = (now - timedelta(hours=hours)).replace(tzinfo=None)  # `traces.first_seen` is naive UTC
     window = live_window(store, since)
-    if window.rows is None:
+    if not window.trace_ids:
         raise UserError(
             f"no judged trace without a run was first seen in the last {hours:g} h in {store.path}; "
             "judge live traces with `traceladder watch` or `traceladder evaluate`, or widen --since"
         )
-    rows = window.rows
-    run = dict(rows.run, evaluator_version=rows.results[0]["evaluator_version"])
-    report = build_report(run, rows.results, rows.rungs, rows.findings, rows.calls)
+    # Not a run: the window names itself, so the report block is still a valid ReportV1's.
+    run = {"run_id": f"live-since-{since:%Y%m%dT%H%M%S}", "model": None, "status": "live",
+           "started_at": since.isoformat()}  # fmt: skip
+    report = whole(report_of(store, scope_of_traces(store, window.trace_ids), run))
     check_report(report)
     context = LiveContext(
         since=since.strftime("%Y-%m-%d %H:%M"),

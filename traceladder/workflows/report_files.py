@@ -1,43 +1,115 @@
-"""Reports of a run: load (from stored rows, in the run's domain's terms), render, save.
+"""Reports of a run: load (from stored rows, in the run's domain's terms), render, save — at any
+size (issue 36).
 
-Every rendering starts from a ReportV1 that validates against its published schema
-(`traceladder/schemas/report-v1.schema.json`) and seed 1's summary arithmetic; one that does not
-is refused with `SchemaViolation` (a bug, exit 3) before a byte is written anywhere.
+A run's report is opened as a `RunReport`: its run block and summary, computed in SQL
+(`storage.run_report.aggregates`), plus the first failing traces the text rendering lists; the
+per-trace results are read and rendered a batch at a time (`RunReport.result_batches`), so JSON and
+JUnit of a 200k-trace run hold one batch, never the run. `load_report` still returns the whole
+document for the callers that want it in memory (a baseline, a comparison, a small run's page).
+
+Every rendering is of a validated ReportV1 (`traceladder/schemas/report-v1.schema.json`) and seed
+1's summary arithmetic: the summary is checked before the first byte, each result as it is
+rendered, and the count of results at the end. One that does not validate is refused with
+`SchemaViolation` (a bug, exit 3): written to a file, nothing appears (`files.write_chunks` renames
+the finished file into place); to stdout, the output stops at the refused result.
 """
 
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from traceladder.domain.registry import is_installed, load_domain
-from traceladder.files import write_text
+from traceladder.files import write_chunks, write_text
 from traceladder.instrumentation.semconv import QUIRKS
-from traceladder.reporting.build import build_report, report_problems
-from traceladder.schemas import require_valid
+from traceladder.reporting.build import (
+    build_report,
+    report_problems,
+    result_entries,
+    summary_of,
+    summary_problems,
+)
+from traceladder.schemas import SchemaViolation, require_valid, require_valid_part
 from traceladder.storage.db import Store
-from traceladder.storage.readers import run_rows
+from traceladder.storage.run_report import (
+    BATCH_TRACES,
+    Scope,
+    aggregates,
+    first_domain,
+    row_batches,
+    run_header,
+    scope_of_run,
+)
 
 FORMATS = ("text", "json", "junit")
+JUDGE_RUNG = "judge"  # evaluators.judge.NAME, named here so a report does not import the ladder
 
 
-def load_report(store: Store, run_id: str) -> dict[str, Any]:
-    """The ReportV1 of a run: its dimensions in its domain's order, its worst tools limited to
+@dataclass(frozen=True)
+class RunReport:
+    """A run's report, ready to render: `head` is the ReportV1 without its results (`"results":
+    []`), `failing` the first FAIL or AGENT_ERROR results in report order (summary fields only) and
+    `failing_count` all of them; the results themselves come from `result_batches`."""
+
+    store: Store
+    head: dict[str, Any]
+    scope: Scope
+    failing: list[dict[str, Any]]
+    failing_count: int
+
+    def result_batches(self, batch: int = BATCH_TRACES) -> Iterator[list[dict[str, Any]]]:
+        """The per-trace results, `batch` traces at a time, in report order."""
+        for rows in row_batches(self.store, self.scope, self.head["run"], batch):
+            yield result_entries(rows, QUIRKS)
+
+
+def open_report(store: Store, run_id: str, *, failing_limit: int = 20) -> RunReport:
+    """The report of `run_id`: its dimensions in its domain's order, its worst tools limited to
     that domain's real tools (a hallucinated tool name is a failure, not a tool)."""
-    rows = run_rows(store, run_id)
-    name = rows.run.get("domain") or next((r["domain"] for r in rows.results if r["domain"]), None)
+    scope = scope_of_run(store, run_id)
+    run = run_header(store, run_id)
+    name = run.get("domain") or first_domain(store, run_id)
     dimensions: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     if name and is_installed(name):
         domain = load_domain(name)
         dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
         tools = domain.tool_names
-    run = dict(rows.run, evaluator_version=rows.results[0]["evaluator_version"])
-    return build_report(run, rows.results, rows.rungs, rows.findings, rows.calls, dimensions=dimensions,
-                        known_tools=tools, requests=rows.requests, quirks=QUIRKS,
-                        judgments=rows.judgments)  # fmt: skip
+    return report_of(store, scope, run, dimensions=dimensions, known_tools=tools, failing_limit=failing_limit)
+
+
+def report_of(
+    store: Store,
+    scope: Scope,
+    run: dict[str, Any],
+    *,
+    dimensions: Sequence[str] = (),
+    known_tools: Sequence[str] = (),
+    failing_limit: int = 20,
+) -> RunReport:
+    """The report of any set of judged traces (a run's, or the live page's window): `run` is its
+    run block (`RUN_FIELDS`; the evaluator version is read from the results)."""
+    agg = aggregates(
+        store, scope, known_tools=known_tools, judge_rung=JUDGE_RUNG, failing_limit=failing_limit
+    )
+    run = dict(run, evaluator_version=agg.evaluator_version)
+    head = build_report(run, summary_of(agg, dimensions=dimensions), [])
+    return RunReport(store, head, scope, agg.failing, agg.failing_count)
+
+
+def load_report(store: Store, run_id: str) -> dict[str, Any]:
+    """The whole ReportV1 of a run in memory (for a baseline, a comparison, a page)."""
+    return whole(open_report(store, run_id))
+
+
+def whole(opened: RunReport) -> dict[str, Any]:
+    """An opened report with every result in memory."""
+    results = [result for batch in opened.result_batches() for result in batch]
+    return {**opened.head, "results": results}
 
 
 def report_json(report: dict[str, Any]) -> str:
@@ -55,7 +127,88 @@ def check_report(report: dict[str, Any]) -> None:
     report_json(report)
 
 
+def check_head(head: dict[str, Any]) -> None:
+    """`SchemaViolation` unless the run block and summary of a streamed report are valid (its
+    results are checked one by one as they are rendered)."""
+    text = json.dumps({**head, "results": []}, ensure_ascii=False, default=str)
+    require_valid("ReportV1", json.loads(text), also=summary_problems)
+
+
+def checked_results(opened: RunReport) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each result of a streamed report with its JSON text (indented as in the whole document),
+    each validated as written (the parsed-back text), numbered as in the whole document; at the
+    end, `SchemaViolation` unless they were exactly `case_count`."""
+    index = 0
+    for batch in opened.result_batches():
+        for result in batch:
+            text = json.dumps(result, ensure_ascii=False, indent=2, default=str)
+            require_valid_part("ReportV1", "result", json.loads(text), f"results/{index}")
+            index += 1
+            yield result, text
+    expected = opened.head["summary"]["case_count"]
+    if index != expected:
+        raise SchemaViolation(
+            f"refusing to write an invalid ReportV1: summary: case_count {expected} but {index} results"
+        )
+
+
+def json_chunks(opened: RunReport) -> Iterator[str]:
+    """The report's JSON text, a result at a time: the same text `report_json` writes for the
+    whole document."""
+    check_head(opened.head)
+    head = json.dumps({k: v for k, v in opened.head.items() if k != "results"}, ensure_ascii=False,
+                      indent=2, default=str)  # fmt: skip
+    yield head[: -len("\n}")] + ',\n  "results": ['
+    first = True
+    for _, text in checked_results(opened):
+        yield ("\n    " if first else ",\n    ") + text.replace("\n", "\n    ")
+        first = False
+    yield ("]" if first else "\n  ]") + "\n}\n"
+
+
+def junit_chunks(opened: RunReport) -> Iterator[str]:
+    """The report as JUnit XML, a test case at a time."""
+    from traceladder.reporting.junit import junit_case, junit_frame
+
+    check_head(opened.head)
+    opening, closing = junit_frame(opened.head)
+    yield opening
+    for result, _ in checked_results(opened):
+        yield junit_case(result)
+    yield closing
+
+
+def text_of(opened: RunReport) -> str:
+    """The terminal rendering as plain text (for --output): the validated summary and the first
+    failing traces."""
+    from rich.console import Console
+
+    from traceladder.reporting.terminal import render_text
+
+    check_head(opened.head)
+    console = Console(record=True, width=120, file=io.StringIO())
+    render_text(opened.head, console, failing=opened.failing, failing_count=opened.failing_count)
+    return console.export_text()
+
+
+def stream_report(opened: RunReport, fmt: str, output: Path | None, stdout: IO[str]) -> None:
+    """Render `opened` as `fmt` (json, junit, text) into `output` (atomically) or `stdout`."""
+    chunks: Iterator[str] | Sequence[str]
+    if fmt == "json":
+        chunks = json_chunks(opened)
+    elif fmt == "junit":
+        chunks = junit_chunks(opened)
+    else:
+        chunks = (text_of(opened),)
+    if output is not None:
+        write_chunks(output, chunks, "report")
+        return
+    for chunk in chunks:
+        stdout.write(chunk)
+
+
 def render(report: dict[str, Any], fmt: str) -> str:
+    """A whole in-memory report rendered as `fmt` (json, junit, text), once validated."""
     text = report_json(report)  # every format renders a validated report
     if fmt == "json":
         return text

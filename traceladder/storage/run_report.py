@@ -1,0 +1,346 @@
+"""What a report reads, at any size: the summary of a set of judged traces as SQL aggregates, and
+their per-trace rows a batch at a time (issue 36).
+
+A report's traces are a *scope*: a run's `trace_results` rows, or an explicit list of trace ids
+(the live page's window). `scope_of_run` / `scope_of_traces` hold only the scope's trace ids, in
+report order (`case_id, repeat_index, trace_id`), ~40 bytes a trace. `aggregates` answers every
+summary figure with a few GROUP BY queries, so its cost and memory do not grow with the evidence;
+`row_batches` yields the per-trace rows (results, rung rows, findings, tool calls, model-request
+notes, judgments) `batch` traces at a time, so a renderer holds one batch, never the run.
+
+Storage only: rows and counts, never the ladder or a document (`reporting.build` shapes them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from traceladder.errors import UserError
+from traceladder.storage.db import Store, trace_id_table
+from traceladder.storage.readers import RunRows, dict_rows, json_or_none, request_notes
+
+if TYPE_CHECKING:
+    import duckdb
+
+BATCH_TRACES = 2_000  # per-trace rows held at once by a streaming renderer
+_ORDER = "case_id, repeat_index, trace_id"  # report order
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The judged traces a report covers: a temporary table of the store's connection holding
+    their trace ids and positions in report order (`trace_id`, `pos` from 1) — in DuckDB, so a
+    report that only counts never brings them (or Arrow) into Python."""
+
+    table: str
+    size: int
+
+    def __len__(self) -> int:
+        return self.size
+
+
+_SCOPES = itertools.count()
+
+
+def _new_scope(store: Store, select: str, params: Any = None) -> Scope:
+    """A scope of the traces `select` returns (the `trace_results` columns; ordered here)."""
+    name = f"report_scope_{next(_SCOPES)}"
+    with store.lock:
+        store.conn.execute(
+            f"CREATE TEMP TABLE {name} AS SELECT trace_id, row_number() OVER (ORDER BY {_ORDER}) AS pos "
+            f"FROM ({select})",
+            params,
+        )
+        size = store.conn.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0]
+    return Scope(name, int(size))
+
+
+def scope_of_run(store: Store, run_id: str) -> Scope:
+    """Every judged trace of `run_id` (one `trace_results` row each): the set `report`, `gate` and
+    a baseline count (docs/report-contract.md: `case_count` is every judged trace). `UserError`
+    when the run has no results."""
+    scope = _new_scope(store, "SELECT * FROM trace_results WHERE run_id = $run", {"run": run_id})
+    if not scope.size:
+        raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
+    return scope
+
+
+def scope_of_traces(store: Store, trace_ids: Sequence[str]) -> Scope:
+    """These traces' results (those that have one), in report order."""
+    with store.registered("wanted_traces", trace_id_table(trace_ids)):
+        return _new_scope(store, "SELECT * FROM trace_results SEMI JOIN wanted_traces USING (trace_id)")
+
+
+@contextmanager
+def _scoped(store: Store, scope: Scope) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The connection, under the store's lock, with `scope_traces` (the scope's ids) and `scoped`
+    (their `trace_results` rows) as views."""
+    with store.lock:
+        conn = store.conn
+        conn.execute(f"CREATE OR REPLACE TEMP VIEW scope_traces AS SELECT trace_id FROM {scope.table}")
+        conn.execute(
+            "CREATE OR REPLACE TEMP VIEW scoped AS "
+            "SELECT * FROM trace_results SEMI JOIN scope_traces USING (trace_id)"
+        )
+        try:
+            yield conn
+        finally:
+            conn.execute("DROP VIEW IF EXISTS scoped")
+            conn.execute("DROP VIEW IF EXISTS scope_traces")
+
+
+@dataclass(frozen=True)
+class Aggregates:
+    """Every figure of a report's summary, counted in SQL over one scope.
+
+    `verdicts`: (dimension, verdict, traces); `classes`: (failure class, FAIL traces) and
+    `class_cases`: failure class → the case ids (trace ids for traces with no case) of its FAILs,
+    for the `top` most frequent classes only; `tools`: (tool, FAIL traces a finding names it in);
+    `scores`: (rung name, score key, mean over PASS and FAIL traces), in ladder order; `settled_at`:
+    (tier as text, FAIL traces); `ladder`: (rung name, rung, status, traces); `settled`: (rung name,
+    verdict, traces it settled); `judge_statuses`: rung 5's status → traces; `judgments`: the
+    judge's figures (see `_JUDGMENTS`), None when the scope has no judgment; `failing`: the first
+    `failing_limit` FAIL or AGENT_ERROR results in report order, and `failing_count` all of them.
+    """
+
+    verdicts: list[tuple[str | None, str, int]]
+    classes: list[tuple[str | None, int]]
+    class_cases: dict[str | None, list[str]]
+    tools: list[tuple[str, int]]
+    scores: list[tuple[str, str, float]]
+    settled_at: list[tuple[str, int]]
+    ladder: list[tuple[str, int, str, int]]
+    settled: list[tuple[str, str, int]]
+    judge_statuses: dict[str, int]
+    judgments: dict[str, Any] | None
+    failing: list[dict[str, Any]]
+    failing_count: int
+    evaluator_version: str | None
+
+
+_CLASSES = "SELECT failure_class, count(*) FROM scoped WHERE verdict = 'FAIL' GROUP BY 1"
+_CLASS_CASES = """
+SELECT failure_class, list(DISTINCT coalesce(case_id, trace_id) ORDER BY coalesce(case_id, trace_id))
+FROM scoped WHERE verdict = 'FAIL' AND failure_class IS NOT DISTINCT FROM $cls GROUP BY 1
+"""
+# The tools findings of FAIL traces name, by FAIL traces (`$known`: only these tool names; NULL:
+# any). A finding without a tool (a rung-3 order problem) implicates none.
+_TOOLS = """
+SELECT f.tool, count(DISTINCT f.trace_id) FROM findings f
+SEMI JOIN (SELECT trace_id FROM scoped WHERE verdict = 'FAIL') s USING (trace_id)
+WHERE coalesce(f.tool, '') <> '' AND ($known IS NULL OR list_contains($known, f.tool))
+GROUP BY 1
+"""
+# Each named rung score's mean over the PASS and FAIL traces, in ladder order, each rung's keys in
+# the order its rows store them.
+_SCORES = """
+SELECT rung_name, key, avg(value) FROM (
+    SELECT rung, rung_name, unnest(map_keys(scores)) AS key, unnest(map_values(scores)) AS value,
+           generate_subscripts(map_keys(scores), 1) AS pos
+    FROM rung_results SEMI JOIN (SELECT trace_id FROM scoped WHERE verdict IN ('PASS', 'FAIL')) s
+        USING (trace_id)
+    WHERE scores IS NOT NULL
+)
+WHERE value IS NOT NULL
+GROUP BY rung_name, key
+ORDER BY min(rung), rung_name, min(pos), key
+"""
+_SETTLED_AT = (
+    "SELECT coalesce(settled_at::VARCHAR, 'None'), count(*) FROM scoped WHERE verdict = 'FAIL' GROUP BY 1"
+)
+_LADDER = """
+SELECT rung_name, min(rung), status, count(*) FROM rung_results SEMI JOIN scope_traces USING (trace_id)
+GROUP BY rung_name, status
+"""
+_SETTLED = "SELECT settled_by, verdict, count(*) FROM scoped WHERE settled_by IS NOT NULL GROUP BY ALL"
+_JUDGE_STATUSES = """
+SELECT status, count(*) FROM rung_results SEMI JOIN scope_traces USING (trace_id)
+WHERE rung_name = $name GROUP BY 1
+"""
+# Rung 5's figures: what the judge decided per outcome, and what the charged ones (judged or
+# error) cost. `priced` is false when a charged judgment with tokens has no price.
+_JUDGMENTS = """
+SELECT count(*) AS survivors,
+       count(*) FILTER (WHERE outcome = 'cached') AS cache_hits,
+       count(*) FILTER (WHERE outcome = 'error') AS errors,
+       count(*) FILTER (WHERE outcome = 'over_budget') AS over_budget,
+       count(*) FILTER (WHERE outcome = 'no_answer') AS no_answer,
+       count(DISTINCT judge_trace_id) FILTER (WHERE outcome IN ('judged', 'error') AND judge_trace_id <> '')
+           AS judge_calls,
+       coalesce(sum(input_tokens) FILTER (WHERE outcome IN ('judged', 'error')), 0) AS input_tokens,
+       coalesce(sum(output_tokens) FILTER (WHERE outcome IN ('judged', 'error')), 0) AS output_tokens,
+       bool_and(cost_usd IS NOT NULL) FILTER (WHERE outcome IN ('judged', 'error')
+           AND (coalesce(input_tokens, 0) <> 0 OR coalesce(output_tokens, 0) <> 0)) AS priced,
+       sum(cost_usd) FILTER (WHERE outcome IN ('judged', 'error')
+           AND (coalesce(input_tokens, 0) <> 0 OR coalesce(output_tokens, 0) <> 0)) AS cost_usd,
+       list(DISTINCT judge_model ORDER BY judge_model) AS models
+FROM trace_judgments SEMI JOIN scope_traces USING (trace_id)
+"""
+_FAILING = """
+SELECT case_id, repeat_index, trace_id, verdict, failure_class AS taxonomy, settled_at, explanation
+FROM scoped WHERE verdict IN ('FAIL', 'AGENT_ERROR')
+ORDER BY case_id, repeat_index, trace_id LIMIT $limit
+"""
+
+
+def aggregates(
+    store: Store,
+    scope: Scope,
+    *,
+    known_tools: Sequence[str] = (),
+    judge_rung: str = "llm_judge",
+    top: int = 5,
+    failing_limit: int = 20,
+) -> Aggregates:
+    """The summary figures of `scope` (see `Aggregates`); `known_tools` limits the implicated
+    tools to these names (empty: any tool a finding names)."""
+    with _scoped(store, scope) as conn:
+
+        def rows(sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+            return conn.execute(sql, params).fetchall()
+
+        classes = [(c, int(n)) for c, n in rows(_CLASSES)]
+        ranked = sorted(classes, key=lambda kv: (-kv[1], str(kv[0])))[:top]
+        class_cases = {cls: list(rows(_CLASS_CASES, {"cls": cls})[0][1]) for cls, _ in ranked}
+        known = list(known_tools) or None
+        judged = rows(_JUDGMENTS)[0]
+        names = ("survivors", "cache_hits", "errors", "over_budget", "no_answer", "judge_calls",
+                 "input_tokens", "output_tokens", "priced", "cost_usd", "models")  # fmt: skip
+        judgments = dict(zip(names, judged, strict=True)) if judged[0] else None
+        failing = [
+            dict(
+                zip(
+                    (
+                        "case_id",
+                        "repeat_index",
+                        "trace_id",
+                        "verdict",
+                        "taxonomy",
+                        "settled_at",
+                        "explanation",
+                    ),
+                    r,
+                    strict=True,
+                )
+            )  # fmt: skip
+            for r in rows(_FAILING, {"limit": failing_limit})
+        ]
+        version = rows(
+            "SELECT evaluator_version FROM scoped ORDER BY case_id, repeat_index, trace_id LIMIT 1"
+        )
+        return Aggregates(
+            verdicts=[
+                (d, v, int(n))
+                for d, v, n in rows("SELECT dimension, verdict, count(*) FROM scoped GROUP BY ALL")
+            ],
+            classes=classes,
+            class_cases=class_cases,
+            tools=[(t, int(n)) for t, n in rows(_TOOLS, {"known": known})],
+            scores=[(r, k, float(m)) for r, k, m in rows(_SCORES)],
+            settled_at=[(s, int(n)) for s, n in rows(_SETTLED_AT)],
+            ladder=[(name, int(rung), status, int(n)) for name, rung, status, n in rows(_LADDER)],
+            settled=[(name, v, int(n)) for name, v, n in rows(_SETTLED)],
+            judge_statuses={s: int(n) for s, n in rows(_JUDGE_STATUSES, {"name": judge_rung})},
+            judgments=judgments,
+            failing=failing,
+            failing_count=int(
+                rows("SELECT count(*) FROM scoped WHERE verdict IN ('FAIL', 'AGENT_ERROR')")[0][0]
+            ),
+            evaluator_version=version[0][0] if version else None,
+        )
+
+
+def run_verdict_counts(store: Store, run_id: str) -> dict[str, int]:
+    """Verdict → judged traces of `run_id`: the counts behind the pass rate `report` prints and
+    `gate` decides on (PASS / (PASS + FAIL) of every judged trace of the run)."""
+    rows = store.fetchall("SELECT verdict, count(*) FROM trace_results WHERE run_id = ? GROUP BY 1", [run_id])
+    if not rows:
+        raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
+    return {v: int(n) for v, n in rows}
+
+
+def run_header(store: Store, run_id: str) -> dict[str, Any]:
+    """The `runs` row of `run_id` with its JSON decoded and times as ISO text; for traces that no
+    `runs` row describes, just the id, no model and status `external`."""
+    runs = dict_rows(store, "SELECT * FROM runs WHERE run_id = ?", [run_id])
+    run: dict[str, Any] = runs[0] if runs else {"run_id": run_id, "model": None, "status": "external"}
+    for key in ("config", "input_hashes", "selection"):
+        if isinstance(run.get(key), str):
+            run[key] = json.loads(run[key])
+    for key in ("started_at", "finished_at"):
+        if run.get(key) is not None:
+            run[key] = run[key].isoformat()
+    return run
+
+
+def first_domain(store: Store, run_id: str) -> str | None:
+    """The domain the first result of `run_id` (in report order) names, if any."""
+    rows = store.fetchall(
+        "SELECT domain FROM trace_results WHERE run_id = ? AND domain IS NOT NULL "
+        "ORDER BY case_id, repeat_index, trace_id LIMIT 1",
+        [run_id],
+    )
+    return rows[0][0] if rows else None
+
+
+def row_batches(
+    store: Store, scope: Scope, run: dict[str, Any], batch: int = BATCH_TRACES
+) -> Iterator[RunRows]:
+    """The per-trace rows of `scope`, `batch` traces at a time, in report order (one set of
+    queries per batch, never per trace)."""
+    for start in range(0, len(scope), batch):
+        yield _rows_of(store, scope, start + 1, start + batch, run)
+
+
+def _rows_of(store: Store, scope: Scope, first: int, last: int, run: dict[str, Any]) -> RunRows:
+    with store.lock:
+        conn = store.conn
+        conn.execute(
+            f"CREATE OR REPLACE TEMP VIEW batch_traces AS SELECT trace_id FROM {scope.table} "
+            f"WHERE pos BETWEEN {int(first)} AND {int(last)}"
+        )
+
+        def rows(sql: str) -> list[dict[str, Any]]:
+            cursor = conn.execute(sql)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+        try:
+            results = rows(
+                "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN batch_traces USING (trace_id) "
+                f"ORDER BY {_ORDER}"
+            )
+            rungs = rows(
+                "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "
+                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, rung, rung_name"
+            )
+            findings = rows(
+                "SELECT * FROM findings SEMI JOIN batch_traces USING (trace_id) "
+                "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message"
+            )
+            calls = rows(
+                "SELECT trace_id, ordinal, tool_name AS tool, arguments_raw, status, error_type "
+                "FROM tool_calls SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, ordinal"
+            )
+            judgments = rows(
+                "SELECT * EXCLUDE (evaluated_at) FROM trace_judgments "
+                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id"
+            )
+            notes = request_notes(conn)
+        finally:
+            conn.execute("DROP VIEW IF EXISTS batch_traces")
+    for r in results:
+        r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
+    for f in findings:
+        f["expected"] = json_or_none(f["expected"])
+        f["actual"] = json_or_none(f["actual"])
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        call["arguments"] = json_or_none(call["arguments_raw"])
+        by_trace.setdefault(call.pop("trace_id"), []).append(call)
+    return RunRows(run, results, rungs, findings, by_trace, notes, judgments)
