@@ -9,7 +9,7 @@ from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.errors import ExitCode
-from traceladder.files import append_text, write_text
+from traceladder.files import append_text
 from traceladder.reporting.gate import markdown_summary, step_outputs
 from traceladder.storage.db import open_store
 from traceladder.workflows.gate_run import gate
@@ -59,16 +59,18 @@ def handle(args: argparse.Namespace) -> int:
     with open_store(db_path(args), read_only=True) as store:
         result = gate(
             store, run_id=args.run, min_pass_rate=args.min_pass_rate, baseline_path=args.baseline,
-            max_drop=args.max_drop, allow_partial=args.allow_partial, with_report=args.junit is not None,
+            max_drop=args.max_drop, allow_partial=args.allow_partial,
         )  # fmt: skip
+        if args.junit is not None:
+            # The report's builder loads only for --junit; its results stream into the file a batch
+            # at a time, validated as every format is.
+            from traceladder.workflows.report_files import open_report, stream_report
+
+            stream_report(
+                open_report(store, result.run_id), "junit", args.junit, sys.stdout, what="JUnit file"
+            )
     for gap in result.gaps:
         print(f"traceladder: WARNING: --allow-partial: gating incomplete evidence: {gap}", file=sys.stderr)
-    if result.report is not None:
-        from traceladder.workflows.report_files import (
-            render,  # validates the report first, as for every format
-        )
-
-        write_text(args.junit, render(result.report, "junit"), "JUnit file")
     output_file = os.environ.get("GITHUB_OUTPUT")
     if output_file:
         append_text(Path(output_file), step_outputs(result.outcome, result.run_id), "$GITHUB_OUTPUT")

@@ -19,7 +19,6 @@ class GateResult:
     run_id: str
     outcome: GateOutcome
     gaps: tuple[str, ...]  # incomplete evidence, gated anyway because of --allow-partial
-    report: dict[str, Any] | None  # when a JUnit file was asked for
 
 
 def gate(
@@ -30,7 +29,6 @@ def gate(
     baseline_path: Path | None,
     max_drop: float,
     allow_partial: bool = False,
-    with_report: bool = False,
 ) -> GateResult:
     """Decide a run against a pass-rate floor and/or a baseline.
 
@@ -62,8 +60,7 @@ def gate(
         run_id, counts, cases, min_pass_rate=min_pass_rate, baseline=baseline, max_drop=max_drop,
         incomparable=incomparable,
     )  # fmt: skip
-    report = _report(store, run_id) if with_report else None
-    return GateResult(run_id, outcome, tuple(gaps) if not incomparable else (), report)
+    return GateResult(run_id, outcome, tuple(gaps) if not incomparable else ())
 
 
 # The baseline's reader and the report's (the domain, the case model) load only when asked for:
@@ -83,9 +80,3 @@ def _comparability(baseline: dict[str, Any], model: str, input_hashes: dict[str,
     from traceladder.reporting.baseline import comparability
 
     return comparability(baseline, model, input_hashes)
-
-
-def _report(store: Store, run_id: str) -> dict[str, Any]:
-    from traceladder.workflows.report_files import load_report
-
-    return load_report(store, run_id)

@@ -191,8 +191,11 @@ def text_of(opened: RunReport) -> str:
     return console.export_text()
 
 
-def stream_report(opened: RunReport, fmt: str, output: Path | None, stdout: IO[str]) -> None:
-    """Render `opened` as `fmt` (json, junit, text) into `output` (atomically) or `stdout`."""
+def stream_report(
+    opened: RunReport, fmt: str, output: Path | None, stdout: IO[str], *, what: str = "report"
+) -> None:
+    """Render `opened` as `fmt` (json, junit, text) into `output` (atomically; `what` names it in
+    an error) or `stdout`."""
     chunks: Iterator[str] | Sequence[str]
     if fmt == "json":
         chunks = json_chunks(opened)
@@ -201,7 +204,7 @@ def stream_report(opened: RunReport, fmt: str, output: Path | None, stdout: IO[s
     else:
         chunks = (text_of(opened),)
     if output is not None:
-        write_chunks(output, chunks, "report")
+        write_chunks(output, chunks, what)
         return
     for chunk in chunks:
         stdout.write(chunk)
