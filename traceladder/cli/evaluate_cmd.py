@@ -20,6 +20,7 @@ from traceladder.cli.judge_options import add_judge_options, judge_options, say_
 from traceladder.cli.span_source_opt import add_source_options, evaluate_from_source, uses_sources
 from traceladder.errors import ExitCode
 from traceladder.evaluation import evaluate_store
+from traceladder.evaluation.evaluate import DUCKDB_MEMORY
 from traceladder.evaluation.policy_check import warn_unseen_policy_sections
 from traceladder.storage.db import open_store
 from traceladder.storage.readers import read_run_models
@@ -61,7 +62,11 @@ def handle(args: argparse.Namespace) -> int:
         print(f"traceladder: evaluate: {printable(text)}", file=sys.stderr, flush=True)
 
     with open_store(db_path(args)) as store:
-        judge = judge_options(args, simulated=simulated_runs(read_run_models(store, args.run)))
+        # Under evaluate's cap: uncapped, DuckDB kept every block of the attributes column it read
+        # (~1.4 GB on 1M agent spans) for the rest of the command.
+        with store.memory_limit(DUCKDB_MEMORY, threads=1):
+            models = read_run_models(store, args.run)
+        judge = judge_options(args, simulated=simulated_runs(models))
         summary = evaluate_store(
             store,
             run_id=args.run,

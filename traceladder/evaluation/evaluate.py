@@ -34,7 +34,9 @@ from traceladder.storage.sampling_log import record_sampling
 BATCH_TRACES = 20_000  # traces read, judged and written together (decision 100)
 # DuckDB's share while evaluating: enough for a batch's queries; it evicts cached blocks of the
 # store file instead of keeping them, so its memory does not grow with the store (decision 101).
-DUCKDB_MEMORY = "64MB"
+# 128 MB on one thread (decision 240): a batch's unit read on 1M agent spans needed ~70-90 MB of
+# hash tables, and under 64 MB it fell to the retry below, whose 1 GB became the process's peak.
+DUCKDB_MEMORY = "128MB"
 # A read that needs more — DuckDB scans 2,048 rows at a time, and spans carrying whole chat
 # histories make one vector of attributes outgrow the cap — runs again with this much: the cap
 # bounds the cache, it must never fail an evaluation.
@@ -89,7 +91,9 @@ def evaluate_store(
     sharded evaluation's client): the code rungs' results are recorded under its tag, the traces
     they pass left for it.
     """
-    with store.memory_limit(DUCKDB_MEMORY):
+    # One DuckDB thread: the reads are a small share of an evaluation (the ladder is the work),
+    # and two threads' buffers outgrew the cap on 1M agent spans, forcing the roomy retry.
+    with store.memory_limit(DUCKDB_MEMORY, threads=1):
         ids, named = _roomy(store, partial(unit_index, store, run_id, trace_ids))
         if run_id and not len(ids):
             raise UserError(f"no traces of run {run_id} in {store.path}")

@@ -140,21 +140,27 @@ class Store:
                 self.conn.unregister(name)
 
     @contextmanager
-    def memory_limit(self, limit: str) -> Iterator[None]:
+    def memory_limit(self, limit: str, *, threads: int | None = None) -> Iterator[None]:
         """DuckDB's memory limit set to `limit` (a size such as "256MB") meanwhile, then restored:
         a long bulk pass spills and evicts cached blocks instead of growing with the file
-        (decision 101). Not for an in-memory store: its tables live in that memory."""
+        (decision 101). Not for an in-memory store: its tables live in that memory. `threads`
+        also caps DuckDB's threads meanwhile: each thread keeps buffers of its own, so under a
+        small cap one thread fits a query two do not (decision 240)."""
         if str(self.path) == ":memory:":
             yield
             return
         with self.lock:
             before = self.conn.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
+            threads_before = self.conn.sql("SELECT current_setting('threads')").fetchall()[0][0]
             self.conn.execute(f"SET memory_limit = '{limit}'")
+            if threads is not None:
+                self.conn.execute(f"SET threads = {int(threads)}")
         try:
             yield
         finally:
             with self.lock:
                 self.conn.execute(f"SET memory_limit = '{before}'")
+                self.conn.execute(f"SET threads = {int(threads_before)}")
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
