@@ -65,7 +65,14 @@ def store(tmp_path_factory):
                 " CASE WHEN $judged THEN evidence ELSE '{}' END AS evidence)"
                 " FROM trace_results WHERE run_id = $run AND (NOT $judged OR verdict = $verdict)"
                 " ORDER BY trace_id LIMIT 1",
-                {"k": k, "verdict": verdict, "case": case_id, "repeat": repeat, "judged": judged, "run": run_id},
+                {
+                    "k": k,
+                    "verdict": verdict,
+                    "case": case_id,
+                    "repeat": repeat,
+                    "judged": judged,
+                    "run": run_id,
+                },
             )
         verdicts = dict(con.execute("SELECT verdict, count(*) FROM trace_results GROUP BY 1").fetchall())
     finally:

@@ -27,7 +27,7 @@ from traceladder.storage.readers import RunRows, dict_rows, json_or_none, reques
 if TYPE_CHECKING:
     import duckdb
 
-BATCH_TRACES = 2_000  # per-trace rows held at once by a streaming renderer
+BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
 _ORDER = "case_id, repeat_index, trace_id"  # report order
 
 
