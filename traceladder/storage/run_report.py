@@ -78,19 +78,21 @@ def scope_of_traces(store: Store, trace_ids: Sequence[str]) -> Scope:
 
 @contextmanager
 def _scoped(store: Store, scope: Scope) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The connection, under the store's lock, with `scope_traces` (the scope's ids) and `scoped`
-    (their `trace_results` rows) as views."""
+    """The connection, under the store's lock, with `scope_traces` (the scope's ids, a view) and
+    `scoped` (their `trace_results` rows but the evidence, a temporary table)."""
     with store.lock:
         conn = store.conn
         conn.execute(f"CREATE OR REPLACE TEMP VIEW scope_traces AS SELECT trace_id FROM {scope.table}")
+        # Materialised once (without the evidence): the summary's queries each read it, and a
+        # join of the results with the scope per query cost more than the queries themselves.
         conn.execute(
-            "CREATE OR REPLACE TEMP VIEW scoped AS "
-            "SELECT * FROM trace_results SEMI JOIN scope_traces USING (trace_id)"
+            "CREATE OR REPLACE TEMP TABLE scoped AS SELECT * EXCLUDE (evidence) FROM trace_results "
+            "SEMI JOIN scope_traces USING (trace_id)"
         )
         try:
             yield conn
         finally:
-            conn.execute("DROP VIEW IF EXISTS scoped")
+            conn.execute("DROP TABLE IF EXISTS scoped")
             conn.execute("DROP VIEW IF EXISTS scope_traces")
 
 
