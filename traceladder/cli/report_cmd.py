@@ -19,6 +19,7 @@ from traceladder.storage.readers import latest_run
 from traceladder.workflows.report_files import FORMATS, open_report, stream_report
 
 MAX_HOURS = 24 * 366 * 10
+REPORT_MEMORY = "64MB"  # DuckDB's share while a report is read (decision 241)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -111,8 +112,9 @@ def handle(args: argparse.Namespace) -> int:
         return _leaderboard(args)
     if args.format == "html":
         return _html(args)
-    with open_store(db_path(args), read_only=True) as store:
-        # The summary in SQL, the results a batch at a time: memory does not grow with the run.
+    with open_store(db_path(args), read_only=True) as store, store.memory_limit(REPORT_MEMORY):
+        # The summary in SQL, the results a batch at a time, DuckDB's cache capped: memory does not
+        # grow with the run.
         opened = open_report(store, args.run or latest_run(store))
         if args.format == "text" and not args.output:
             from traceladder.reporting.terminal import render_text  # rich: only when printing text

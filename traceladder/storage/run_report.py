@@ -31,14 +31,16 @@ BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
 _ORDER = "case_id, repeat_index, trace_id"  # report order
 
 
-@dataclass(frozen=True)
+@dataclass
 class Scope:
-    """The judged traces a report covers: a temporary table of the store's connection holding
-    their trace ids and positions in report order (`trace_id`, `pos` from 1) — in DuckDB, so a
-    report that only counts never brings them (or Arrow) into Python."""
+    """The judged traces a report covers, kept in DuckDB, so a report that only counts never
+    brings them (or Arrow) into Python: `rows` is a relation of their `trace_results` rows; the
+    positions in report order (`trace_id`, `pos` from 1) a streaming renderer pages by are a
+    temporary table, `positions`, made when first needed (a run's summary alone holds none)."""
 
-    table: str
+    rows: str
     size: int
+    positions: str | None = None
 
     def __len__(self) -> int:
         return self.size
@@ -47,53 +49,58 @@ class Scope:
 _SCOPES = itertools.count()
 
 
-def _new_scope(store: Store, select: str, params: Any = None) -> Scope:
-    """A scope of the traces `select` returns (the `trace_results` columns; ordered here)."""
-    name = f"report_scope_{next(_SCOPES)}"
-    with store.lock:
-        store.conn.execute(
-            f"CREATE TEMP TABLE {name} AS SELECT trace_id, row_number() OVER (ORDER BY {_ORDER}) AS pos "
-            f"FROM ({select})",
-            params,
-        )
-        size = store.conn.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0]
-    return Scope(name, int(size))
-
-
 def scope_of_run(store: Store, run_id: str) -> Scope:
     """Every judged trace of `run_id` (one `trace_results` row each): the set `report`, `gate` and
     a baseline count (docs/report-contract.md: `case_count` is every judged trace). `UserError`
     when the run has no results."""
-    scope = _new_scope(store, "SELECT * FROM trace_results WHERE run_id = $run", {"run": run_id})
-    if not scope.size:
+    name = f"report_run_{next(_SCOPES)}"
+    with store.lock:
+        # the run id in a one-row table, so the scope's relation carries no literal
+        store.conn.execute(f"CREATE TEMP TABLE {name} AS SELECT $run::VARCHAR AS run_id", {"run": run_id})
+        size = store.conn.execute(
+            "SELECT count(*) FROM trace_results WHERE run_id = $run", {"run": run_id}
+        ).fetchall()[0][0]
+    if not size:
         raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
-    return scope
+    return Scope(f"(SELECT * FROM trace_results WHERE run_id = (SELECT run_id FROM {name}))", int(size))
 
 
 def scope_of_traces(store: Store, trace_ids: Sequence[str]) -> Scope:
     """These traces' results (those that have one), in report order."""
     with store.registered("wanted_traces", trace_id_table(trace_ids)):
-        return _new_scope(store, "SELECT * FROM trace_results SEMI JOIN wanted_traces USING (trace_id)")
+        scope = Scope("(SELECT * FROM trace_results SEMI JOIN wanted_traces USING (trace_id))", 0)
+        _positions(store, scope)
+    return Scope(f"(SELECT * FROM trace_results SEMI JOIN {scope.positions} USING (trace_id))",
+                 scope.size, scope.positions)  # fmt: skip
+
+
+def _positions(store: Store, scope: Scope) -> str:
+    """The scope's positions table, made on first use."""
+    if scope.positions is None:
+        name = f"report_scope_{next(_SCOPES)}"
+        with store.lock:
+            store.conn.execute(
+                f"CREATE TEMP TABLE {name} AS "
+                f"SELECT trace_id, row_number() OVER (ORDER BY {_ORDER}) AS pos FROM {scope.rows}"
+            )
+            scope.size = int(store.conn.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])
+        scope.positions = name
+    return scope.positions
 
 
 @contextmanager
 def _scoped(store: Store, scope: Scope) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The connection, under the store's lock, with `scope_traces` (the scope's ids, a view) and
-    `scoped` (their `trace_results` rows but the evidence, a temporary table)."""
+    """The connection, under the store's lock, with `scoped` (the scope's `trace_results` rows)
+    and `scope_traces` (their ids) as views."""
     with store.lock:
         conn = store.conn
-        conn.execute(f"CREATE OR REPLACE TEMP VIEW scope_traces AS SELECT trace_id FROM {scope.table}")
-        # Materialised once (without the evidence): the summary's queries each read it, and a
-        # join of the results with the scope per query cost more than the queries themselves.
-        conn.execute(
-            "CREATE OR REPLACE TEMP TABLE scoped AS SELECT * EXCLUDE (evidence) FROM trace_results "
-            "SEMI JOIN scope_traces USING (trace_id)"
-        )
+        conn.execute(f"CREATE OR REPLACE TEMP VIEW scoped AS SELECT * FROM {scope.rows}")
+        conn.execute("CREATE OR REPLACE TEMP VIEW scope_traces AS SELECT trace_id FROM scoped")
         try:
             yield conn
         finally:
-            conn.execute("DROP TABLE IF EXISTS scoped")
             conn.execute("DROP VIEW IF EXISTS scope_traces")
+            conn.execute("DROP VIEW IF EXISTS scoped")
 
 
 @dataclass(frozen=True)
@@ -295,15 +302,16 @@ def row_batches(
 ) -> Iterator[RunRows]:
     """The per-trace rows of `scope`, `batch` traces at a time, in report order (one set of
     queries per batch, never per trace)."""
+    positions = _positions(store, scope)
     for start in range(0, len(scope), batch):
-        yield _rows_of(store, scope, start + 1, start + batch, run)
+        yield _rows_of(store, positions, start + 1, start + batch, run)
 
 
-def _rows_of(store: Store, scope: Scope, first: int, last: int, run: dict[str, Any]) -> RunRows:
+def _rows_of(store: Store, positions: str, first: int, last: int, run: dict[str, Any]) -> RunRows:
     with store.lock:
         conn = store.conn
         conn.execute(
-            f"CREATE OR REPLACE TEMP VIEW batch_traces AS SELECT trace_id FROM {scope.table} "
+            f"CREATE OR REPLACE TEMP VIEW batch_traces AS SELECT trace_id FROM {positions} "
             f"WHERE pos BETWEEN {int(first)} AND {int(last)}"
         )
 
