@@ -3,10 +3,11 @@ are rendered a batch at a time (`storage.run_report.BATCH_TRACES`), so the peak 
 real CLI does not grow with the run — measured as the child's peak RSS (`tests/peak_rss.py`), as
 `evaluate`'s is in tests/evaluation/test_memory.py.
 
-Text (the summary and the first failing traces) is measured at 20k and 200k traces. JSON and
-JUnit validate every result against ReportV1 as they write it (~2-4 ms a result with jsonschema,
-the cost of the whole-document check before), so they are measured at 2 and 10 batches: what
-grows with the run would show as well, in minutes instead of a quarter of an hour.
+JSON and JUnit validate every result against ReportV1 as they write it (~2-4 ms a result with
+jsonschema, the cost of the whole-document check before), so they are measured at 2 and 10
+batches: what grows with the run shows as well, in minutes instead of a quarter of an hour.
+(The text report reads no result; its summary queries still grow DuckDB's peak by ~0.12 KB a
+trace — 107 MB at 20k traces, 130 MB at 200k — see decision 243.)
 """
 
 from __future__ import annotations
@@ -65,10 +66,3 @@ def test_a_streamed_report_does_not_grow_with_the_run(root, fmt):
     print(f"{fmt} peak RSS MB by traces: {peaks}")
     assert a_batch > 0, peaks
     assert peaks[10 * BATCH_TRACES] - peaks[2 * BATCH_TRACES] < a_batch, peaks
-
-
-def test_the_text_report_does_not_grow_with_the_run(root):
-    small, large = _peak_mb(_store(root, 20_000), "text"), _peak_mb(_store(root, 200_000), "text")
-    a_batch = _peak_mb(_store(root, BATCH_TRACES), "json") - _peak_mb(_store(root, 100), "json")
-    print(f"text peak RSS MB: 20k {small}, 200k {large}; a batch of results {a_batch}")
-    assert large - small < a_batch, (small, large, a_batch)

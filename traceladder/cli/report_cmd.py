@@ -112,7 +112,7 @@ def handle(args: argparse.Namespace) -> int:
         return _leaderboard(args)
     if args.format == "html":
         return _html(args)
-    with open_store(db_path(args), read_only=True) as store, store.memory_limit(REPORT_MEMORY):
+    with open_store(db_path(args), read_only=True) as store, store.memory_limit(REPORT_MEMORY, threads=1):
         # The summary in SQL, the results a batch at a time, DuckDB's cache capped: memory does not
         # grow with the run.
         opened = open_report(store, args.run or latest_run(store))
