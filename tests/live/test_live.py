@@ -321,6 +321,10 @@ def test_the_live_page_runs_as_written(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "judged=1" in done.stdout and "PASS" in done.stdout
+    # the page says --judge-model judges live traces, and shows it: rung 5 ran on the live trace
+    assert rows(tmp_path / "live.duckdb", "SELECT rung_name, status FROM rung_results WHERE rung = 5") == [
+        ("judge", "pass")
+    ]
 
 
 def test_clock_skew_neither_crashes_nor_misorders(tmp_path: Path) -> None:
