@@ -44,7 +44,7 @@ def gate(
     run_id = run_id or latest_run(store)
     info = run_info(store, run_id)
     run_verdicts = verdicts(store, run_id)
-    incomparable = _comparability(baseline, info.model, info.input_hashes) if baseline else None
+    incomparable = _comparability(baseline, info.model, info.input_hashes, info.config) if baseline else None
     gaps = [info.incompleteness()] if info.incompleteness() else []
     if baseline is not None and not incomparable:
         covered = {case_id for case_id, _ in run_verdicts}
@@ -75,10 +75,12 @@ def _read_baseline(path: Path) -> dict[str, Any]:
         raise UserError(str(exc)) from None
 
 
-def _comparability(baseline: dict[str, Any], model: str, input_hashes: dict[str, str]) -> list[str]:
+def _comparability(
+    baseline: dict[str, Any], model: str, input_hashes: dict[str, str], config: dict[str, Any]
+) -> list[str]:
     from traceladder.reporting.baseline import comparability
 
-    return comparability(baseline, model, input_hashes)
+    return comparability(baseline, model, input_hashes, config)
 
 
 def _report(store: Store, run_id: str) -> dict[str, Any]:
