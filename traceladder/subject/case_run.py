@@ -67,11 +67,11 @@ def run_agent_case(
         sc.CASE_DIMENSION: case.dimension,
         sc.CASE_REPEAT: repeat,
     }
-    toolbox = ToolBox(s.domain, sandbox, s.tracer, conversation)
     final_text = error_type = error_message = None
     with timed_span(
         s.tracer, f"invoke_agent {s.spec.subject}", SpanKind.INTERNAL, attrs, time.time_ns
     ) as root:
+        toolbox = ToolBox(s.domain, sandbox, s.tracer, conversation, root)
         ctx = root.get_span_context()
         trace_id = format(ctx.trace_id, "032x")
         s.traces.add(case.id, repeat, CaseRoot(trace_id, format(ctx.span_id, "016x")))

@@ -16,7 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry.trace import Tracer
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, Tracer
 
 from traceladder.agent.messages import ToolCallRequest
 from traceladder.agent.tool_execution import execute_tool_call
@@ -36,9 +38,11 @@ class ToolBox:
         sandbox: Sandbox,
         tracer: Tracer,
         conversation: str,
+        root: Span | None = None,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
         self.sandbox = sandbox
+        self._root = root
         self._tracer = tracer
         self._conversation = conversation
         self._clock = clock
@@ -62,9 +66,19 @@ class ToolBox:
             self.calls += 1
             number = next(self._ids)
         call = ToolCallRequest(call_id or f"call_{number}", name, raw, not isinstance(arguments, str))
-        message = execute_tool_call(
-            call, self.sandbox, self._tracer, self._conversation, self._descriptions, self._clock
-        )
+        token = None
+        current = trace.get_current_span().get_span_context()
+        if self._root is not None and current.trace_id != self._root.get_span_context().trace_id:
+            # Called from outside the case's context (a process's HTTP request, a thread the
+            # agent started without its context): the span still belongs under the case's root.
+            token = otel_context.attach(trace.set_span_in_context(self._root))
+        try:
+            message = execute_tool_call(
+                call, self.sandbox, self._tracer, self._conversation, self._descriptions, self._clock
+            )
+        finally:
+            if token is not None:
+                otel_context.detach(token)
         return str(message["content"])
 
     def end(self) -> None:
