@@ -1,4 +1,4 @@
-"""A plain-`openai` agent as traceladder's subject: `traceladder run --agent examples/agents/plain_openai.py:run`.
+"""A plain-`openai` agent: `traceladder run --agent examples/agents/plain_openai.py:run`.
 
 traceladder calls `run(case)` once per case. The agent talks to `case.model` at `case.base_url`
 (a simulated model served on 127.0.0.1 unless you configure a real one) and executes every tool

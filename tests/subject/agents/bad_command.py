@@ -18,7 +18,7 @@ def call_tool(name, arguments):
 
 
 def main(mode, marker):
-    case = json.load(sys.stdin)
+    json.load(sys.stdin)  # the case: this agent needs none of it
     if mode == "exit":
         print("partial work", flush=True)
         print("Traceback (most recent call last):\nRuntimeError: the tool server is down", file=sys.stderr)
