@@ -65,3 +65,9 @@ def _solve(case):
             result = case.call_tool(call.function.name, call.function.arguments)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
     return None
+
+
+def slow(case):
+    """Takes a while per case, so a test can stop the run in its middle."""
+    time.sleep(0.4)
+    return _solve(case)
