@@ -14,10 +14,12 @@ import urllib.request
 
 import openai
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-provider = TracerProvider()  # its resource comes from OTEL_RESOURCE_ATTRIBUTES
+# Resource.create adds what OTEL_RESOURCE_ATTRIBUTES says: the run and the case
+provider = TracerProvider(resource=Resource.create({"service.name": "python-command-agent"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 tracer = provider.get_tracer("command-agent")
 
