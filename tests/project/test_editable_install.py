@@ -20,12 +20,19 @@ def test_the_editable_install_of_a_fresh_clone_prints_no_setuptools_warning(tmp_
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     assert sh(sys.executable, "-m", "venv", venv, cwd=source, env=env).returncode == 0
     env = user_env(venv)
-    upgraded = sh(venv / "bin" / "python", "-m", "pip", "install", "-q", "--upgrade", "pip", cwd=source, env=env)
+    upgraded = sh(
+        venv / "bin" / "python", "-m", "pip", "install", "-q", "--upgrade", "pip", cwd=source, env=env
+    )
     assert upgraded.returncode == 0, upgraded.stderr[-3000:]
-    installed = sh(venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "-e", ".", cwd=source, env=env)
+    installed = sh(
+        venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "-e", ".", cwd=source, env=env
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
-    said = [line for line in (installed.stdout + installed.stderr).splitlines()
-            if not line.startswith("WARNING: Location ")]  # fmt: skip  (this machine's pip index config)
+    said = [
+        line
+        for line in (installed.stdout + installed.stderr).splitlines()
+        if not line.startswith("WARNING: Location ")
+    ]  # fmt: skip  (this machine's pip index config)
     assert said == [], "\n".join(said)
     # and the install is the checkout, importable from anywhere
     where = subprocess.run([venv / "bin" / "python", "-c", "import traceladder; print(traceladder.__file__)"],

@@ -1,4 +1,4 @@
-""""Not comparable" names every field of the run configuration that differs, with both values —
+"""A refusal as "not comparable" names every field of the run configuration that differs, with both values —
 for the gate, `baseline check`, `consistency` and `baseline lock` — not only "run configuration"."""
 
 from __future__ import annotations

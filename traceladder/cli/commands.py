@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "selfcheck": "traceladder.cli.selfcheck_cmd",
     "cases": "traceladder.cli.cases_cmd",
     "domain": "traceladder.cli.domain_cmd",
+    "tools": "traceladder.cli.tools_cmd",
 }
 
 
