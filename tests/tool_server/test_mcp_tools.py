@@ -225,3 +225,26 @@ def test_a_run_agent_mounting_the_stdio_server_records_its_calls_in_the_cases(tm
         "SELECT status FROM rung_results r JOIN case_runs c ON c.trace_id = r.trace_id "
         "WHERE c.case_id = 'fc-d4-001' AND r.rung_name = 'state'",
     ) == [("pass",)]
+
+
+def test_bad_invocations_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    import socket
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TRACELADDER_CASE_ID", "TRACELADDER_TOOLS_URL")}
+    no_case = cli("tools", "serve", "--domain", "retail", "--db", str(tmp_path / "a.duckdb"), env=env)
+    assert no_case.returncode == 2 and "TRACELADDER_CASE_ID" in no_case.stderr, no_case.stderr
+    bad_parent = cli("tools", "serve", "--case", "x", "--db", str(tmp_path / "b.duckdb"),
+                     env={**env, "TRACEPARENT": "00-zz-yy-01"})  # fmt: skip
+    assert bad_parent.returncode == 2 and "not a W3C traceparent" in bad_parent.stderr, bad_parent.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        busy = cli(
+            "tools", "serve", "--transport", "http", "--port", port, "--db", str(tmp_path / "c.duckdb")
+        )
+    assert busy.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr, busy.stderr
+    unknown = cli("tools", "serve", "--domain", "no-such-domain", "--case", "x")
+    assert unknown.returncode == 2 and "unknown domain" in unknown.stderr
+    for done in (no_case, bad_parent, busy, unknown):
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
