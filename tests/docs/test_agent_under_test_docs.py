@@ -20,11 +20,14 @@ def test_the_page_runs_as_written(tmp_path: Path) -> None:
     out = done.stdout + done.stderr
     assert rows(tmp_path / "first.duckdb", "SELECT DISTINCT verdict FROM case_results") == [("PASS",)]
     # the Node SDK's chat spans, in their cases' traces
-    assert rows(
-        tmp_path / "node.duckdb",
-        "SELECT count(*) FROM spans s JOIN case_runs c USING (trace_id) WHERE s.resource->>'$.\"service.name\"' = "
-        "'node-agent'",
-    )[0][0] >= 2
+    assert (
+        rows(
+            tmp_path / "node.duckdb",
+            "SELECT count(*) FROM spans s JOIN case_runs c USING (trace_id) WHERE s.resource->>'$.\"service.name\"' = "
+            "'node-agent'",
+        )[0][0]
+        >= 2
+    )
     assert rows(tmp_path / "node.duckdb", "SELECT DISTINCT verdict FROM case_results") == [("PASS",)]
     assert rows(tmp_path / "recorded.duckdb", "SELECT DISTINCT verdict FROM case_results") == [("PASS",)]
     assert "gate exit 1" in out and "gate failed" in out
