@@ -105,6 +105,22 @@ def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(tmp_path: P
     assert gate.returncode == 1, gate.stdout + gate.stderr
     assert "gate failed" in gate.stdout + gate.stderr
 
+    # the pull request's comment: the before/after table and the flipped cases, in a file and the job summary
+    summary = tmp_path / "step-summary.md"
+    comment = tmp_path / "comment.md"
+    commented = cli("gate", "--run", new, "--db", str(db), "--baseline", str(eval_dir / "baseline.json"),
+                    "--comment", str(comment), env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert commented.returncode == 1
+    body = comment.read_text()
+    assert body in summary.read_text()
+    assert f"Baseline `{old[0]}` (version `{v1[:12]}`) → run `{new}` (version `{v2[:12]}`)" in body
+    assert "| **pass rate** | 100.0% |" in body and "| D4 | 100.0% |" in body
+    regressed = [line for line in body.splitlines() if line.startswith("| `fc-d4-")]
+    assert regressed and all("| PASS | FAIL |" in line for line in regressed)
+    assert f"**Flipped cases**: {len(regressed)} regressed, 0 improved." in body
+    alone = cli("gate", "--run", new, "--db", str(db), "--min-pass-rate", "0.5", "--comment", str(comment))
+    assert alone.returncode == 2 and "give --baseline FILE too" in alone.stderr
+
     compare = cli("compare", old[0], new, "--db", str(db), "--format", "json")
     assert compare.returncode == 1, compare.stderr  # B significantly worse
     comparison = json.loads(compare.stdout)

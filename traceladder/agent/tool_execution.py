@@ -46,15 +46,22 @@ def execute_tool_call(
     if call.name in descriptions:
         attrs[sc.TOOL_DESCRIPTION] = descriptions[call.name]
     with timed_span(tracer, f"execute_tool {call.name}", SpanKind.INTERNAL, attrs, clock) as span:
-        outcome = sandbox.execute(call.name, call.raw_arguments)
-        result = outcome.text if outcome.text is not None else dumps(outcome.result)
-        if outcome.ok:
-            span.set_attribute(sc.TOOL_CALL_RESULT, result)
-        else:
-            span.set_status(Status(StatusCode.ERROR, outcome.result["error"]["message"]))
-            span.set_attribute(sc.ERROR_TYPE, outcome.error_type or "_OTHER")
-            span.set_attribute(sc.TOOL_ERROR, result)
+        result = execute_on(span, call, sandbox)
     return {"role": "tool", "tool_call_id": call.call_id, "content": result}
+
+
+def execute_on(span: Span, call: ToolCallRequest, sandbox: Sandbox) -> str:
+    """Execute `call` in `sandbox` and record the outcome on `span` (an `execute_tool` span: ours,
+    or one the agent under test opened for this very call); returns the result text."""
+    outcome = sandbox.execute(call.name, call.raw_arguments)
+    result = outcome.text if outcome.text is not None else dumps(outcome.result)
+    if outcome.ok:
+        span.set_attribute(sc.TOOL_CALL_RESULT, result)
+    else:
+        span.set_status(Status(StatusCode.ERROR, outcome.result["error"]["message"]))
+        span.set_attribute(sc.ERROR_TYPE, outcome.error_type or "_OTHER")
+        span.set_attribute(sc.TOOL_ERROR, result)
+    return result
 
 
 @contextmanager

@@ -123,10 +123,11 @@ class _Plan:
         }  # fmt: skip
 
 
-def recorded_agent_run(store: Store, run_id: str) -> bool:
-    """Whether `run_id` is a run of an agent under test (a `--resume` of it takes this path)."""
+def recorded_agent_model(store: Store, run_id: str) -> str | None:
+    """The model the agent of run `run_id` talked to, or None when `run_id` is not a run of an
+    agent under test (a `--resume` of one takes this workflow)."""
     stored = recorded_config(store, run_id)
-    return stored is not None and "agent_kind" in stored[0]
+    return str(stored[0]["agent_model"]) if stored is not None and "agent_kind" in stored[0] else None
 
 
 def run_agent(

@@ -56,8 +56,18 @@ def handle_agent(args: argparse.Namespace) -> int:
     for dest, (flag, default) in _LOOP_FLAGS.items():
         if getattr(args, dest) != (DEFAULT_MAX_TOKENS if dest == "max_tokens" else default):
             raise UserError(f"{flag} sets the built-in loop; an agent under test runs its own — drop it")
-    model = args.model or ""
-    judge = None if args.no_report else judge_options(args, simulated=is_sim(model) or not model)
+    from traceladder.agent.client import choose_model
+
+    # The model the agent talks to decides the default judge, as for the built-in loop's model
+    # (a resumed run's: the one it recorded).
+    if args.resume:
+        from traceladder.app.agent_run import recorded_agent_model
+
+        with open_store(db_path(args)) as store:
+            model = recorded_agent_model(store, args.resume) or ""
+    else:
+        model = choose_model(args.model, args.base_url).model
+    judge = None if args.no_report else judge_options(args, simulated=is_sim(model))
     ladder = ladder_for(args)
     request = AgentRunRequest(
         domain=domain_name(args), agent=args.agent, agent_cmd=args.agent_cmd,

@@ -261,10 +261,10 @@ def _suite(domain: Domain, cases: Path | None) -> ValidSuite:
 
 def _agent_run(args: argparse.Namespace) -> bool:
     """Whether the run `--resume` names is a run of an agent under test."""
-    from traceladder.app.agent_run import recorded_agent_run
+    from traceladder.app.agent_run import recorded_agent_model
 
     with open_store(db_path(args)) as store:
-        return recorded_agent_run(store, args.resume)
+        return recorded_agent_model(store, args.resume) is not None
 
 
 def handle(args: argparse.Namespace) -> int:

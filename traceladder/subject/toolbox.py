@@ -21,8 +21,9 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Tracer
 
 from traceladder.agent.messages import ToolCallRequest
-from traceladder.agent.tool_execution import execute_tool_call
+from traceladder.agent.tool_execution import execute_on, execute_tool_call
 from traceladder.domain.base import Domain, Sandbox
+from traceladder.instrumentation import semconv as sc
 
 
 class CaseEnded(RuntimeError):
@@ -66,6 +67,12 @@ class ToolBox:
             self.calls += 1
             number = next(self._ids)
         call = ToolCallRequest(call_id or f"call_{number}", name, raw, not isinstance(arguments, str))
+        own = _agents_tool_span(name)
+        if own is not None:
+            # The agent's instrumentation already opened an execute_tool span for this call
+            # (pydantic-ai, Strands, …): the evidence goes on it, so the call is one span, not two.
+            own.set_attribute(sc.TOOL_CALL_ARGUMENTS, raw)
+            return execute_on(own, call, self.sandbox)
         token = None
         current = trace.get_current_span().get_span_context()
         if self._root is not None and current.trace_id != self._root.get_span_context().trace_id:
@@ -85,6 +92,15 @@ class ToolBox:
         """No call is executed after this (the case's outcome and ledger are final)."""
         with self._lock:
             self._ended = True
+
+
+def _agents_tool_span(name: str) -> Span | None:
+    """The current span, when it is a recording GenAI `execute_tool` span of the tool `name`."""
+    span = trace.get_current_span()
+    attributes = getattr(span, "attributes", None) or {}
+    if not span.is_recording() or attributes.get(sc.OPERATION_NAME) != sc.OP_EXECUTE_TOOL:
+        return None
+    return span if attributes.get(sc.TOOL_NAME) in (None, name) else None
 
 
 def _json_text(arguments: Any) -> str:

@@ -18,7 +18,8 @@ class GateResult:
     run_id: str
     outcome: GateOutcome
     gaps: tuple[str, ...]  # incomplete evidence, gated anyway because of --allow-partial
-    report: dict[str, Any] | None  # when a JUnit file was asked for
+    report: dict[str, Any] | None  # when a JUnit file or a comment was asked for
+    baseline: dict[str, Any] | None = None  # the baseline read, when one was given
 
 
 def gate(
@@ -59,7 +60,7 @@ def gate(
         incomparable=incomparable,
     )  # fmt: skip
     report = _report(store, run_id) if with_report else None
-    return GateResult(run_id, outcome, tuple(gaps) if not incomparable else (), report)
+    return GateResult(run_id, outcome, tuple(gaps) if not incomparable else (), report, baseline)
 
 
 # The baseline's reader and the report's (the domain, the case model) load only when asked for:
