@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 CORE := $(VENV)/.installed-core
 DEV := $(VENV)/.installed-dev
 
-.PHONY: eval eval-fc test check bench clean
+.PHONY: eval eval-fc test test-frameworks check bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -71,6 +71,11 @@ PYTEST_ARGS ?= -n auto --dist worksteal
 test: $(DEV)
 	$(BIN)/python -m compileall -q traceladder
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The example agents of frameworks traceladder does not depend on (pydantic-ai, LangGraph), each
+# installed by the test into a throwaway directory: a step of its own in CI (decision 265).
+test-frameworks: $(DEV)
+	$(BIN)/python -m pytest -m frameworks tests/subject/test_framework_agents.py
 
 check: $(DEV)
 	$(BIN)/ruff check traceladder tests bench

@@ -13,6 +13,7 @@ EXTRAS = {
     "distributed": "dask",
     "clickhouse_connect": "clickhouse",
     "chdb": "chdb",
+    "mcp": "mcp",
 }
 
 

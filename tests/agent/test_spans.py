@@ -177,14 +177,14 @@ def test_d4_chain_span_tree_is_exact(retail):
 
 
 def test_failed_tool_call_is_an_error_span_with_raw_arguments(retail):
-    from traceladder.agent.loop import _execute
     from traceladder.agent.messages import ToolCallRequest
+    from traceladder.agent.tool_execution import execute_tool_call
 
     memory = InMemorySpanExporter()
     provider = TracerProvider(id_generator=SequentialIds())
     provider.add_span_processor(SimpleSpanProcessor(memory))
     call = ToolCallRequest("call_1", "get_order", '{"order_id": "W441"', False)
-    message = _execute(call, retail.new_sandbox(), provider.get_tracer("t"), "c", {}, lambda: 1)
+    message = execute_tool_call(call, retail.new_sandbox(), provider.get_tracer("t"), "c", {}, lambda: 1)
     (span,) = memory.get_finished_spans()
     assert span.status.status_code.name == "ERROR"
     assert span.attributes["error.type"] == "invalid_json"

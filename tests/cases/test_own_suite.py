@@ -155,3 +155,32 @@ def test_the_suite_baseline_locks_and_the_gate_passes_and_fails_on_it(recorded, 
     assert "tr-d2-001" in failed.stdout + failed.stderr
     hallucinated = rows(db, "SELECT DISTINCT code, param FROM findings WHERE rung = 2")
     assert hallucinated == [("PARAM_HALLUCINATED_ID", "order_id")]  # W124 is no id the recording knows
+
+
+def test_recorded_cases_are_labelled_by_the_requests_first_words(recorded):
+    """A category (what reports and domain.toml call a case by) is the request's first words, not
+    the source trace's hash; unique across the suite."""
+    _, suite = recorded
+    cases = list(cases_of(suite).values())
+    labels = [c["category"] for c in cases]
+    assert len(set(labels)) == len(labels)
+    for case in cases:
+        words = "_".join(re.findall(r"\w+", case["instruction"].casefold()))
+        label = case["category"]
+        assert case["context"]["source_trace"] not in label
+        # the first words, or the first words numbered (_2, _3) after an earlier case took them
+        assert words.startswith(label) or words.startswith(re.sub(r"_\d+$", "", label)), (label, words)
+        assert label.count("_") >= 3
+    toml = (suite / "domain.toml").read_text()
+    assert all(f"[suite.categories.{json.dumps(label)}]" in toml for label in labels)
+
+
+def test_a_case_label_is_the_first_words_then_numbered_or_the_trace_for_no_words():
+    from traceladder.workflows.domain_writer import case_label
+
+    taken: set[str] = set()
+    assert case_label("Book a table for 4 at Chez Nous, please!", "ab" * 16, taken) == "book_a_table_for_4_at"
+    assert case_label("Book a table for 4 at the Ritz", "cd" * 16, taken) == "book_a_table_for_4_at_2"
+    assert case_label("¿Qué tiempo hace en París?", "ef" * 16, taken) == "qué_tiempo_hace_en_parís"
+    assert case_label("!!! ???", "0123456789abcdef" * 2, taken) == "trace_01234567"
+    assert case_label("x" * 100, "ab" * 16, taken) == "x" * 48

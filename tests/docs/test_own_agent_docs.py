@@ -26,10 +26,23 @@ def test_the_page_runs_as_written(tmp_path: Path) -> None:
         if line.strip().startswith("skipped trace")
         for line in [line.strip()]
     ]  # fmt: skip  (the page shows what the command says)
-    assert "gate passed" in done.stdout + done.stderr
+    # the gate judged the pull request's new run (its own prompt), not one the baseline was locked from
+    (pr_run,) = rows(tmp_path / "pr.duckdb", "SELECT run_id FROM runs")
+    locked = {r for (r,) in rows(tmp_path / "lock.duckdb", "SELECT run_id FROM runs")}
+    assert f"gate passed for {pr_run[0]}:" in done.stdout + done.stderr and pr_run[0] not in locked
+    baseline = json.loads((tmp_path / "eval" / "baseline.json").read_text())
+    assert rows(tmp_path / "pr.duckdb", "SELECT input_hashes->>'system_prompt' FROM runs") != [
+        (baseline["input_hashes"]["system_prompt"],)
+    ]  # the changed prompt is what was gated
     cases = [json.loads(x) for x in (tmp_path / "my-agent" / "cases.jsonl").read_text().splitlines()]
     assert {c["dimension"] for c in cases} == {"D3"}
     assert rows(tmp_path / "ci.duckdb", "SELECT DISTINCT verdict FROM case_results") == [("PASS",)]
+    # the MCP section: the agent's calls through `tools serve` are execute_tool spans in its case
+    assert rows(
+        tmp_path / "mcp.duckdb",
+        "SELECT c.case_id, s.name FROM spans s JOIN case_runs c USING (trace_id) "
+        "WHERE s.name LIKE 'execute_tool %' ORDER BY s.start_ns",
+    ) == [("fc-d4-001", "execute_tool request_cancel"), ("fc-d4-001", "execute_tool confirm_action")]
     assert rows(tmp_path / "flights.duckdb", "SELECT count(*) FROM case_results WHERE verdict = 'PASS'") == [
         (12,)
     ]

@@ -321,6 +321,10 @@ def test_the_live_page_runs_as_written(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "judged=1" in done.stdout and "PASS" in done.stdout
+    # the page says --judge-model judges live traces, and shows it: rung 5 ran on the live trace
+    assert rows(tmp_path / "live.duckdb", "SELECT rung_name, status FROM rung_results WHERE rung = 5") == [
+        ("judge", "pass")
+    ]
 
 
 def test_clock_skew_neither_crashes_nor_misorders(tmp_path: Path) -> None:
@@ -391,3 +395,23 @@ def test_watch_warns_once_about_a_policy_section_for_a_service_it_never_saw(tmp_
     assert f"traceladder watch: {warning}\n" in watched.stderr
     evaluated = cli("evaluate", "--db", str(db), "--policy", str(policy))
     assert evaluated.returncode == 0 and f"traceladder: evaluate: {warning}\n" in evaluated.stderr
+
+
+def test_watch_names_each_failed_trace_and_its_class(tmp_path: Path) -> None:
+    """Not only counts: each FAIL or AGENT_ERROR of a batch is a line with its class, its trace id
+    (to paste into `sql`) and its case or service."""
+    db = tmp_path / "w.duckdb"
+    cases = ("fc-d1-002", "fc-d2-001", "fc-d2-002", "fc-d3-004", "fc-d1-005")
+    done = cli("run", "--model", "sim:faulty", "--no-judge", "--no-report", "--db", str(db),
+               *(arg for case in cases for arg in ("--case", case)))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Store(db) as store:
+        store.execute("DELETE FROM trace_results")  # as if the traces had just arrived live
+    watched = cli("watch", "--db", str(db), "--settle", "0", "--once")
+    assert watched.returncode == 0, watched.stderr
+    failed = rows(db, "SELECT verdict, failure_class, trace_id, case_id FROM trace_results "
+                      "WHERE verdict IN ('FAIL', 'AGENT_ERROR') ORDER BY trace_id")  # fmt: skip
+    assert len(failed) >= 2
+    named = [line.removeprefix("traceladder watch: ") for line in watched.stderr.splitlines()
+             if line.startswith("traceladder watch:   ")]  # fmt: skip
+    assert named == [f"  {v} {c} trace {t} (case {case})" for v, c, t, case in failed], watched.stderr

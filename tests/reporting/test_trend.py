@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from itertools import count
 
@@ -373,3 +374,25 @@ def test_a_store_with_the_first_trend_views_gets_the_one_pass_rate(db):
     _, out = trend_json(db)
     [bucket] = out["buckets"]
     assert (bucket["pass_rate"], bucket["success_rate"]) == (1.0, 0.5)
+
+
+def test_piped_trend_wraps_its_last_column_within_120_and_never_prints_fractional_traces(db):
+    """Sampled at 30%, each judged trace stands for 3.33: the counts are estimates of whole traces,
+    shown as whole numbers. Piped without COLUMNS the table is 120 wide, its long last cell wrapped."""
+    long_tool, long_param = "a_really_long_tool_name_that_goes_on_and_on", "a_parameter_name_that_is_long_too"
+    with Store(db) as store:
+        add(store, 7, version="1.0", weight=10 / 3)
+        add(store, 3, version="1.0", verdict="FAIL", cls="PARAM_UNEXPECTED", weight=10 / 3,
+            finding=("schema", 1, long_tool, long_param))  # fmt: skip
+        add(store, 7, version="1.1-a-long-version-name", service="a-service-with-a-long-name-too",
+            first_seen=DAY1 + timedelta(days=1))  # fmt: skip
+        store.execute("INSERT INTO sampling (stage, rate, keep_errors) VALUES ('evaluate', 0.3, false)")
+    out = cli("trend", "--db", str(db), env={"COLUMNS": ""}).stdout
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) == 120, out
+    last_cells = "".join(line.split("│")[-2].strip() for line in lines if line.startswith("│"))
+    assert f"{long_tool}.{long_param}" in last_cells, out  # wrapped, not cut
+    assert "40 judged trace(s)" in out, out  # 10 × 10/3 + 7 = 40.3
+    counts = [line.split("│")[4:6] for line in lines if line.startswith("│") and "prod" in line]
+    assert [[cell.strip() for cell in row] for row in counts] == [["7", "7"], ["33", "33"]], out
+    assert "PARAM_UNEXPECTED10" in last_cells and not re.search(r"\b\d+\.\d+ scored\b", out), out

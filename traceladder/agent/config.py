@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from traceladder.cases.hashes import UNHASHED_CONFIG_KEYS
+
 DEFAULT_MAX_TOKENS = 2048
 TOKEN_PARAMS = ("auto", "max_tokens", "max_completion_tokens")
 
@@ -72,4 +74,4 @@ class AgentConfig:
         `model` is left out too: runs and baselines record and compare it on its own, so a
         different model is reported as exactly that.
         """
-        return {k: v for k, v in self.recorded().items() if k not in ("sim_seed", "model")}
+        return {k: v for k, v in self.recorded().items() if k not in UNHASHED_CONFIG_KEYS}

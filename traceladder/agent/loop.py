@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import openai
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, use_span
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from traceladder.agent.budget import Budget, CaseStopped, DeadlineExceeded
 from traceladder.agent.completion import Completion, InvalidResponse, parse_completion
@@ -33,6 +32,8 @@ from traceladder.agent.messages import (
     response_quirks,
 )
 from traceladder.agent.retry import ModelCallError, call_with_retry
+from traceladder.agent.tool_execution import execute_tool_call
+from traceladder.agent.tool_execution import timed_span as _span
 from traceladder.cases.model import Case
 from traceladder.domain.base import Domain, Sandbox
 from traceladder.instrumentation import semconv as sc
@@ -274,7 +275,9 @@ def _converse(case: Case, s: _Session, totals: _Totals) -> str:
         if not calls:  # whatever the finish_reason says, no calls means the answer is final
             return completion.content or ""
         for call in calls:
-            messages.append(_execute(call, s.sandbox, s.tracer, s.conversation, descriptions, s.clock))
+            messages.append(
+                execute_tool_call(call, s.sandbox, s.tracer, s.conversation, descriptions, s.clock)
+            )
     raise AgentError("max_steps", f"MAX_STEPS={s.config.max_steps} reached without a final answer")
 
 
@@ -346,48 +349,3 @@ def _record_response(chat: Span, c: Completion, calls: list[ToolCallRequest], to
     chat.set_attribute(sc.USAGE_INPUT_TOKENS, c.input_tokens)
     chat.set_attribute(sc.USAGE_OUTPUT_TOKENS, c.output_tokens)
     chat.set_attribute(sc.OUTPUT_MESSAGES, dumps(otel_output(c.content, calls, c.finish_reason)))
-
-
-def _execute(
-    call: ToolCallRequest,
-    sandbox: Sandbox,
-    tracer: Tracer,
-    conversation: str,
-    descriptions: dict[str, str],
-    clock: Callable[[], int],
-) -> dict[str, Any]:
-    attrs: dict[str, Any] = {
-        sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL,
-        sc.TOOL_NAME: call.name,
-        sc.TOOL_CALL_ID: call.call_id,
-        sc.TOOL_TYPE: "function",
-        sc.CONVERSATION_ID: conversation,
-        # The model's raw text, even when it is not valid JSON: that is evidence for rung 1.
-        sc.TOOL_CALL_ARGUMENTS: call.raw_arguments,
-    }
-    if call.name in descriptions:
-        attrs[sc.TOOL_DESCRIPTION] = descriptions[call.name]
-    with _span(tracer, f"execute_tool {call.name}", SpanKind.INTERNAL, attrs, clock) as span:
-        outcome = sandbox.execute(call.name, call.raw_arguments)
-        result = outcome.text if outcome.text is not None else dumps(outcome.result)
-        if outcome.ok:
-            span.set_attribute(sc.TOOL_CALL_RESULT, result)
-        else:
-            span.set_status(Status(StatusCode.ERROR, outcome.result["error"]["message"]))
-            span.set_attribute(sc.ERROR_TYPE, outcome.error_type or "_OTHER")
-            span.set_attribute(sc.TOOL_ERROR, result)
-    return {"role": "tool", "tool_call_id": call.call_id, "content": result}
-
-
-@contextmanager
-def _span(
-    tracer: Tracer, name: str, kind: SpanKind, attributes: dict[str, Any], clock: Callable[[], int]
-) -> Iterator[Span]:
-    """A current span with sampling-relevant attributes at start and timestamps from `clock`
-    (a fixed clock makes span tests exact)."""
-    span = tracer.start_span(name, kind=kind, attributes=attributes, start_time=clock())
-    try:
-        with use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
-            yield span
-    finally:
-        span.end(end_time=clock())

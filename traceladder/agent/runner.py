@@ -45,6 +45,8 @@ from traceladder.storage.runs import (
     resume_facts,
 )
 
+# A run's `model` names its subject: a model, or (agent under test) one of these prefixes.
+AGENT_SUBJECT_PREFIXES = ("agent:", "agent-cmd:")
 MAX_CASE_RUNS = 100_000  # a bigger selection × --repeat is a typo, not an evaluation
 
 
@@ -133,18 +135,10 @@ def run_suite(
     path, cases = suite.path, suite.cases  # validated before any model request
     hashes = input_hashes(suite.data, domain, config.identity())
     if options.resume:
-        run_id, selection = _resumable(store, options.resume, choice, hashes)
-        selected = [c for c in cases if c.id in selection["case_ids"]]
-        repeat = int(selection["repeat"])
+        selected, repeat = resumed_selection(store, options.resume, choice.model, hashes, cases)
+        run_id = options.resume
     else:
-        dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
-        selected = select_cases(cases, options.case_ids, options.dimensions, dimensions)
-        repeat = options.repeat
-        if len(selected) * repeat > MAX_CASE_RUNS:
-            raise UserError(
-                f"{len(selected)} cases × --repeat {repeat} is more than {MAX_CASE_RUNS} case runs; "
-                "lower --repeat or select fewer cases"
-            )
+        selected, repeat = new_selection(cases, options, domain)
         run_id = new_run_id()
     client_factory, endpoint, sim = build_client(
         choice, config, cases, domain, sim_delay_s=options.sim_delay_s
@@ -155,6 +149,99 @@ def run_suite(
         mark_running(store, run_id)
     else:
         _create_run(store, run_id, choice, config, hashes, path, selected, repeat, domain.name)
+    exporter = DuckDBSpanExporter(store)
+    provider = make_tracer_provider(exporter, id_generator=id_generator, extra_exporters=extra_exporters)
+    tracer = provider.get_tracer(TRACER_NAME)
+    token_cap = TokenCap(config.max_tokens, config.token_param, endpoint.host)
+
+    def execute(case: Case, repeat_index: int, stop: threading.Event) -> AgentOutcome:
+        sandbox = domain.new_sandbox()
+        return run_case(
+            case, domain=domain, sandbox=sim.sandbox(case.id, sandbox) if sim else sandbox,
+            client_factory=client_factory, config=config, endpoint=endpoint, tracer=tracer, run_id=run_id,
+            repeat_index=repeat_index, stop=stop, token_cap=token_cap,
+        )  # fmt: skip
+
+    def flush() -> None:
+        provider.force_flush()  # the case's spans are in the store before its row says "done"
+        if exporter.error is not None:
+            raise _write_failed(run_id, exporter.error)
+
+    def close() -> None:
+        provider.force_flush()
+        provider.shutdown()
+
+    return drive_cases(
+        store, CaseDrive(
+            run_id, selected, repeat, execute, flush, close,
+            label=sim.label if sim else (lambda _: None),
+            # The simulator has no endpoint to break: its API errors are injected, labelled faults.
+            breaker=EndpointBreaker(options.stop_after_errors, enabled=sim is None),
+            stopped=lambda trip, kept: _stopped(trip, choice, run_id, kept),
+            concurrency=options.concurrency,
+        ),
+        progress=progress, on_start=on_start,
+    )  # fmt: skip
+
+
+def new_selection(cases: Sequence[Case], options: RunOptions, domain: Domain) -> tuple[list[Case], int]:
+    """The cases and repeat count a new run asks for (`UserError` for an unknown id or dimension,
+    or more than MAX_CASE_RUNS case runs)."""
+    dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
+    selected = select_cases(cases, options.case_ids, options.dimensions, dimensions)
+    if len(selected) * options.repeat > MAX_CASE_RUNS:
+        raise UserError(
+            f"{len(selected)} cases × --repeat {options.repeat} is more than {MAX_CASE_RUNS} case runs; "
+            "lower --repeat or select fewer cases"
+        )
+    return selected, options.repeat
+
+
+def resumed_selection(
+    store: Store, run_id: str, model: str, hashes: dict[str, str], cases: Sequence[Case]
+) -> tuple[list[Case], int]:
+    """The cases and repeat count of a run to resume, if it may be resumed with this model (or
+    agent) and these inputs (writes nothing)."""
+    _, selection = _resumable(store, run_id, model, hashes)
+    return [c for c in cases if c.id in selection["case_ids"]], int(selection["repeat"])
+
+
+# Runs one case to its end and returns its outcome (never raises for the case's own failure);
+# the event is set when the run stops, and the case then ends as `interrupted`.
+CaseFn = Callable[[Case, int, threading.Event], AgentOutcome]
+
+
+@dataclass(frozen=True)
+class CaseDrive:
+    """What `drive_cases` needs to run a recorded run's cases: who executes a case, how its
+    spans are made durable (`flush`, raising `StoreError`) and released at the end (`close`),
+    the simulated model's label of a case, the endpoint breaker and the stop message it gives."""
+
+    run_id: str
+    selected: Sequence[Case]
+    repeat: int
+    execute: CaseFn
+    flush: Callable[[], None]
+    close: Callable[[], None]
+    label: Callable[[str], dict[str, Any] | None]
+    breaker: EndpointBreaker[tuple[Case, int, AgentOutcome]]
+    stopped: Callable[[Trip[tuple[Case, int, AgentOutcome]], int], EndpointUnusable]
+    concurrency: int
+
+
+def drive_cases(
+    store: Store,
+    drive: CaseDrive,
+    *,
+    progress: ProgressFn | None = None,
+    on_start: Callable[[str], None] | None = None,
+) -> RunSummary:
+    """Run the cases of a recorded run (created or resumed by the caller) that have no
+    `case_runs` row yet, `concurrency` at a time; record each as it finishes; mark the run
+    finished. Ctrl-C / SIGTERM stops every case within seconds and raises `Interrupted`; the
+    breaker's trip raises what `drive.stopped` makes; a failed store write raises `StoreError` —
+    each keeps every case recorded before."""
+    run_id = drive.run_id
     ACTIVE_RUNS.add(run_id)
     if on_start:
         on_start(run_id)
@@ -165,33 +252,21 @@ def run_suite(
         )
     }
     done = set(statuses)
-    total = len(selected) * repeat
+    total = len(drive.selected) * drive.repeat
     jobs: Iterator[tuple[Case, int]] = (
-        (c, k) for k in range(repeat) for c in selected if (c.id, k) not in done
+        (c, k) for k in range(drive.repeat) for c in drive.selected if (c.id, k) not in done
     )
-    exporter = DuckDBSpanExporter(store)
-    provider = make_tracer_provider(exporter, id_generator=id_generator, extra_exporters=extra_exporters)
-    tracer = provider.get_tracer(TRACER_NAME)
-    token_cap = TokenCap(config.max_tokens, config.token_param, endpoint.host)
     stop = threading.Event()
     finished = resumed = len(done)
     counts = {"recorded": len(done), "errors": sum(s == "error" for s in statuses.values())}
-    # The simulator has no endpoint to break: its API errors are injected, labelled faults.
-    breaker: EndpointBreaker[_Finished] = EndpointBreaker(options.stop_after_errors, enabled=sim is None)
+    breaker = drive.breaker
     in_order = threading.Lock()  # the breaker sees cases in the order they finish
 
     def one(case: Case, repeat_index: int) -> tuple[AgentOutcome, Trip[_Finished] | None]:
-        sandbox = domain.new_sandbox()
-        outcome = run_case(
-            case, domain=domain, sandbox=sim.sandbox(case.id, sandbox) if sim else sandbox,
-            client_factory=client_factory, config=config, endpoint=endpoint, tracer=tracer, run_id=run_id,
-            repeat_index=repeat_index, stop=stop, token_cap=token_cap,
-        )  # fmt: skip
+        outcome = drive.execute(case, repeat_index, stop)
         if outcome.interrupted:
             return outcome, None  # abandoned: not finished, so not recorded; --resume runs it again
-        provider.force_flush()  # the case's spans are in the store before its row says "done"
-        if exporter.error is not None:
-            raise _write_failed(run_id, exporter.error)
+        drive.flush()
         # Recorded here, in the worker, as before: Ctrl-C reaches the main thread, which then
         # never sits inside a store write it would cut short.
         with in_order:
@@ -201,9 +276,8 @@ def run_suite(
 
     def record(items: Sequence[_Finished]) -> None:
         for case, repeat_index, outcome in items:
-            label = sim.label(case.id) if sim else None
             try:
-                _record_case(store, run_id, case, repeat_index, outcome, label)
+                _record_case(store, run_id, case, repeat_index, outcome, drive.label(case.id))
             except Exception as exc:
                 raise _write_failed(run_id, exc) from None
             counts["recorded"] += 1
@@ -214,14 +288,15 @@ def run_suite(
             record(breaker.release())
 
     status = "complete"
-    pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="case")
+    concurrency = max(1, drive.concurrency)
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="case")
     pending: dict[Future[tuple[AgentOutcome, Trip[_Finished] | None]], tuple[Case, int]] = {}
 
     def refill() -> None:
         # Submit lazily: a huge --repeat never materialises millions of futures.
         for case, k in jobs:
             pending[pool.submit(one, case, k)] = (case, k)
-            if len(pending) >= 2 * max(1, options.concurrency):
+            if len(pending) >= 2 * concurrency:
                 return
 
     try:
@@ -235,7 +310,7 @@ def run_suite(
                 if progress:
                     progress(CaseEnd(finished, total, resumed, case.id, k, outcome))
                 if trip is not None:
-                    raise _stopped(trip, choice, run_id, counts["recorded"])
+                    raise drive.stopped(trip, counts["recorded"])
             refill()
         pool.submit(release).result()  # in a worker too: the main thread only waits
     except EndpointUnusable:  # the breaker: stop every case now, keep what was recorded
@@ -257,8 +332,7 @@ def run_suite(
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # stopped cases return within ~0.1 s
-        provider.force_flush()
-        provider.shutdown()
+        drive.close()
         ACTIVE_RUNS.discard(run_id)
         # If this fails too (the disk is still full), the next writer marks the run interrupted.
         with contextlib.suppress(Exception):
@@ -345,18 +419,20 @@ def _create_run(
     ))  # fmt: skip
 
 
-def _resumable(
-    store: Store, run_id: str, choice: ModelChoice, hashes: dict[str, str]
-) -> tuple[str, dict[str, Any]]:
+def _resumable(store: Store, run_id: str, model: str, hashes: dict[str, str]) -> tuple[str, dict[str, Any]]:
     """The run's selection, if it may be resumed with this model and these inputs (writes nothing)."""
     facts = resume_facts(store, run_id)
     if facts is None:
         raise UserError(f"no run {run_id} in {store.path}; see `traceladder sql 'SELECT * FROM runs'`")
-    model, stored, selection, status = facts
+    stored_model, stored, selection, status = facts
     if status == "complete":
         raise UserError(f"run {run_id} is already complete; nothing to resume")
-    if model != choice.model:
-        raise UserError(f"run {run_id} used model {model!r}; resume it with --model {model}")
+    if stored_model != model:
+        if stored_model.startswith(AGENT_SUBJECT_PREFIXES):
+            raise UserError(
+                f"run {run_id} ran {stored_model!r}; resume it with `traceladder run --resume {run_id}`"
+            )
+        raise UserError(f"run {run_id} used model {stored_model!r}; resume it with --model {stored_model}")
     changed = [k for k in stored if stored[k] != hashes.get(k) and k != "inputs"]
     if changed:
         raise UserError(f"cannot resume {run_id}: inputs changed since it started ({', '.join(changed)})")

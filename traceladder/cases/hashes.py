@@ -14,6 +14,9 @@ if TYPE_CHECKING:  # cases never import domains at runtime: domains import their
     from traceladder.domain.base import Domain
 
 HASH_KEYS = ("cases", "tool_schemas", "fixtures", "policy", "system_prompt", "run_config")
+# Recorded in `runs.config` but not part of the `run_config` hash: the model is compared on its
+# own, and a simulated model's seed plays the part of sampling noise (`AgentConfig.identity`).
+UNHASHED_CONFIG_KEYS = frozenset({"model", "sim_seed"})
 
 
 def sha256(data: bytes) -> str:

@@ -28,9 +28,11 @@ COMMANDS: dict[str, str] = {
     "baseline": "traceladder.cli.baseline_cmd",
     "consistency": "traceladder.cli.consistency_cmd",
     "compare": "traceladder.cli.compare_cmd",
+    "runs": "traceladder.cli.runs_cmd",
     "selfcheck": "traceladder.cli.selfcheck_cmd",
     "cases": "traceladder.cli.cases_cmd",
     "domain": "traceladder.cli.domain_cmd",
+    "tools": "traceladder.cli.tools_cmd",
 }
 
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
-from traceladder.errors import ExitCode
-from traceladder.files import append_text
+from traceladder.errors import ExitCode, UserError
+from traceladder.files import append_text, write_text
 from traceladder.reporting.gate import markdown_summary, step_outputs
 from traceladder.storage.db import open_store
 from traceladder.workflows.gate_run import gate
@@ -38,6 +38,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write the run as JUnit XML")
     p.add_argument(
+        "--comment",
+        type=Path,
+        metavar="FILE",
+        help="with --baseline: also write a pull-request comment (markdown: before/after pass rates per "
+        "dimension, the flipped cases) to FILE and to $GITHUB_STEP_SUMMARY",
+    )
+    p.add_argument(
         "--allow-partial",
         action="store_true",
         help="gate an incomplete run, or one that does not cover the baseline's cases (warns loudly)",
@@ -56,10 +63,13 @@ def _rate(text: str) -> float:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if args.comment and not args.baseline:
+        raise UserError("--comment shows the change from a baseline; give --baseline FILE too")
     with open_store(db_path(args), read_only=True) as store:
         result = gate(
             store, run_id=args.run, min_pass_rate=args.min_pass_rate, baseline_path=args.baseline,
             max_drop=args.max_drop, allow_partial=args.allow_partial,
+            with_report=args.comment is not None,
         )  # fmt: skip
         if args.junit is not None:
             # The report's builder loads only for --junit; its results stream into the file a batch
@@ -71,13 +81,19 @@ def handle(args: argparse.Namespace) -> int:
             )
     for gap in result.gaps:
         print(f"traceladder: WARNING: --allow-partial: gating incomplete evidence: {gap}", file=sys.stderr)
+    comment = None
+    if args.comment and result.report is not None and result.baseline is not None:
+        from traceladder.reporting.pr_comment import pr_comment
+
+        comment = pr_comment(result.baseline, result.report, f"gate: {result.outcome.reason}")
+        write_text(args.comment, comment, "comment file")
     output_file = os.environ.get("GITHUB_OUTPUT")
     if output_file:
         append_text(Path(output_file), step_outputs(result.outcome, result.run_id), "$GITHUB_OUTPUT")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         warning = "".join(f"> **Warning**: partial evidence: {gap}\n\n" for gap in result.gaps)
-        text = warning + markdown_summary(result.outcome, result.run_id)
+        text = warning + markdown_summary(result.outcome, result.run_id) + (f"\n{comment}" if comment else "")
         append_text(Path(summary_file), text, "$GITHUB_STEP_SUMMARY")
     stream = sys.stdout if result.outcome.exit_code == ExitCode.OK else sys.stderr
     print(f"traceladder: {result.outcome.reason}", file=stream)

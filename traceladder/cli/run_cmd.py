@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from traceladder.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS, AgentConfig, RetryPolicy, redact_url
+from traceladder.cli.agent_options import add_agent_options, handle_agent, wants_agent
 from traceladder.cli.common import (
     add_db_option,
     add_domain_option,
@@ -177,6 +178,8 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline: bool = False) -> No
     )
     add_rungs_option(p)
     add_judge_options(p)
+    if not baseline:
+        add_agent_options(p)
 
 
 MAX_REPEAT = 1000
@@ -256,12 +259,22 @@ def _suite(domain: Domain, cases: Path | None) -> ValidSuite:
     return read_valid_suite(suite_path(domain, cases), domain)
 
 
+def _agent_run(args: argparse.Namespace) -> bool:
+    """Whether the run `--resume` names is a run of an agent under test."""
+    from traceladder.app.agent_run import recorded_agent_model
+
+    with open_store(db_path(args)) as store:
+        return recorded_agent_model(store, args.resume) is not None
+
+
 def handle(args: argparse.Namespace) -> int:
     from traceladder.agent.client import choose_model
     from traceladder.agent.runner import RunOptions
     from traceladder.agent.sim import is_sim
     from traceladder.cli.progress import RunProgress
 
+    if wants_agent(args) or (args.resume and _agent_run(args)):
+        return handle_agent(args)
     path = db_path(args)
     with open_store(path) as store:
         if args.resume:

@@ -120,7 +120,9 @@ def _ci(bucket: Bucket) -> str:
 
 
 def _count(value: float) -> str:
-    return f"{value:.0f}" if abs(value - round(value)) < 0.05 else f"{value:.1f}"
+    """A count of traces, whole: sampled, each judged trace stands for 1/rate of them, so a sum of
+    weights is an estimate of whole traces (the header's sampling note says so), never "33.3"."""
+    return f"{round(value):d}"
 
 
 def _where(bucket: Bucket) -> str:
@@ -165,7 +167,10 @@ def render_text(result: Trend, console: Console) -> None:
     for name in ("service", "env", result.by, "traces", "scored", "pass rate", "95% CI", "success rate"):
         left = name in ("service", "env", result.by, "95% CI")
         table.add_column(name, justify="left" if left else "right", overflow="fold")  # wrap, never cut
-    table.add_column("rungs (pass rate)", overflow="fold", min_width=17)
+    # no_wrap, not min_width: rich clamps a min_width column back up after shrinking the others to
+    # fit, and the table then overflows the console and is cut; a no_wrap column keeps its width
+    # ("invariants 100.0%" on one line) while the columns around it fold to make room.
+    table.add_column("rungs (pass rate)", no_wrap=True)
     table.add_column("top failure classes (traces)", overflow="fold")
     for b in result.buckets:
         rungs = "\n".join(f"{r.rung_name} {_pct(r.pass_rate)}" for r in b.rungs)

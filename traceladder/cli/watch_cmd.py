@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and nothing of it arrived for --settle seconds (a trace whose root never arrives: after "
         "--orphan-after). A span arriving later re-opens the trace and its result is replaced. The "
         "watermark commits with the results, so a restarted watch neither judges a trace twice nor "
-        "skips one. Stops on Ctrl-C or SIGTERM after the batch in hand.",
+        "skips one. After each batch: its verdict counts, then each FAIL and AGENT_ERROR trace with its "
+        "class. Stops on Ctrl-C or SIGTERM after the batch in hand.",
     )
     add_db_option(p)
     add_domain_option(p, "tool schemas for traces that captured no definitions (and no --tools)")

@@ -33,6 +33,9 @@ from traceladder.evaluation.policy_check import warn_unseen_policy_sections
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions
 from traceladder.storage.db import Store, open_store
+from traceladder.storage.readers import FailedTrace, read_failed_traces
+
+NAMED_PER_BATCH = 50  # failed traces named per batch; more would bury the log (the rest: `sql`)
 
 DUE = """
 SELECT t.trace_id
@@ -59,6 +62,14 @@ class WatchOptions:
     workers: int | None = None
     judge: JudgeOptions | None = None  # rung 5 for the traces the code rungs pass
     ladder: Ladder = Ladder()  # the built-in rungs plus the plug-ins named (`evaluators.ladder`)
+
+
+@dataclass(frozen=True)
+class WatchBatch:
+    """One judged batch: the evaluation's summary and the batch's FAIL and AGENT_ERROR traces."""
+
+    summary: EvaluationSummary
+    failed: tuple[FailedTrace, ...]
 
 
 @dataclass
@@ -101,7 +112,7 @@ def judge_due(
     now: datetime | None = None,
     *,
     judged: Callable[[Store], None] | None = None,
-) -> EvaluationSummary | None:
+) -> WatchBatch | None:
     """One poll: judge up to `options.batch` due traces; None when nothing was due. `judged` is
     called with the store, still open, after a batch was written."""
     with open_store(db) as store:
@@ -114,7 +125,7 @@ def judge_due(
         )  # fmt: skip
         if judged is not None:
             judged(store)
-        return summary
+        return WatchBatch(summary, tuple(read_failed_traces(store, due)))
 
 
 def watch(
@@ -151,13 +162,13 @@ def watch(
             time.sleep(options.interval_s)
             continue
         try:
-            summary = judge_due(db, options, judged=None if policy_checked else check_policy)
+            batch = judge_due(db, options, judged=None if policy_checked else check_policy)
         except StoreBusy as exc:  # held by a long command: the traces wait safely
             if once:  # nothing was judged: `watch --once && …` must not pass
                 raise
             say(f"store busy, retrying: {exc}")
-            summary = None
-        if summary is None or summary.units == 0:
+            batch = None
+        if batch is None or batch.summary.units == 0:
             if not waiting_said and progress.judged == 0:
                 say("waiting: no complete traces to judge yet (is `traceladder serve` receiving?)")
                 waiting_said = True
@@ -165,6 +176,7 @@ def watch(
                 return progress
             time.sleep(options.interval_s)
             continue
+        summary = batch.summary
         progress.batches += 1
         progress.judged += summary.units
         for verdict, n in summary.verdicts.items():
@@ -172,4 +184,24 @@ def watch(
         counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
         judged = f"; {summary.judge.line()}" if summary.judge is not None else ""
         say(f"judged {summary.units} traces {counts} (total {progress.judged}){judged}")
+        for line in failed_lines(batch.failed):
+            say(line)
     return progress
+
+
+def failed_lines(failed: tuple[FailedTrace, ...]) -> list[str]:
+    """One line per failed trace (the first `NAMED_PER_BATCH`): verdict, class, trace id, and the
+    case or service it belongs to; then how many more and the query that lists them."""
+    lines = []
+    for f in failed[:NAMED_PER_BATCH]:
+        where = f"case {f.case_id}" if f.case_id else f"service {f.service}" if f.service else ""
+        lines.append(f"  {f.verdict} {f.failure_class or '(no class)'} trace {f.trace_id}" + (
+            f" ({where})" if where else ""
+        ))  # fmt: skip
+    if len(failed) > NAMED_PER_BATCH:
+        lines.append(
+            f"  … and {len(failed) - NAMED_PER_BATCH} more failed traces in this batch: "
+            '`traceladder sql "SELECT trace_id, verdict, failure_class FROM trace_results '
+            "WHERE verdict IN ('FAIL', 'AGENT_ERROR')\"`"
+        )
+    return lines

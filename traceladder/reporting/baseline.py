@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from traceladder.cases.hashes import canonical_json, sha256
-from traceladder.reporting.repeatability import Trial, listed_twice, not_repeated
+from traceladder.reporting.repeatability import Trial, config_differences, listed_twice, not_repeated
 
 REVIEW_CLASSES = ("model_error", "judge_error", "golden_error")
 MIN_RUNS = 3
@@ -123,8 +123,11 @@ def verify_self_hash(baseline: Mapping[str, Any]) -> bool:
     return baseline.get("baseline_sha256") == sha256(canonical_json(body))
 
 
-def comparability(baseline: Mapping[str, Any], model: str, input_hashes: Mapping[str, str]) -> list[str]:
-    """What differs between a run and the baseline that makes them incomparable (empty = fine).
+def comparability(
+    baseline: Mapping[str, Any], model: str, input_hashes: Mapping[str, str], config: Mapping[str, Any]
+) -> list[str]:
+    """What differs between a run and the baseline that makes them incomparable (empty = fine),
+    each difference named: the run configuration's with every differing field and both values.
 
     Cases, model and run configuration must match. Tool schemas, prompt, fixtures and policy may
     differ: changing them is exactly what a pull request does and what the gate measures.
@@ -136,7 +139,8 @@ def comparability(baseline: Mapping[str, Any], model: str, input_hashes: Mapping
     if model != baseline.get("model"):
         differences.append(f"model ({model} vs baseline {baseline.get('model')})")
     if input_hashes.get("run_config") != base.get("run_config"):
-        differences.append("run configuration")
+        fields = config_differences(config, baseline.get("config"), other_name="baseline")
+        differences.append(f"run configuration ({fields})")
     return differences
 
 
@@ -161,4 +165,7 @@ def check_lock_runs(runs: Sequence[Trial]) -> None:
             f"runs {problem.first} and {problem.other} ran different selections of cases; "
             "repeat the same selection (or the full suite)"
         )
-    raise LockRefused(f"runs {problem.first} and {problem.other} do not have identical inputs")
+    raise LockRefused(
+        f"runs {problem.first} and {problem.other} do not have identical inputs: different "
+        + ", ".join(problem.differing)
+    )

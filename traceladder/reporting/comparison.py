@@ -53,9 +53,11 @@ def _delta(a: Mapping[str, Any], b: Mapping[str, Any]) -> float | None:
 def _side_block(side: Side, per_case: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
     runs = [r["run"] for r in side]
     results = [r for rs in per_case.values() for r in rs]
+    version = (runs[0].get("input_hashes") or {}).get("agent_version")
     return {
         "runs": [r["run_id"] for r in runs],
         "model": runs[0]["model"],
+        **({"agent_version": version} if version else {}),  # an agent under test's runs only
         "trials_per_case": sorted({len(scored_results(rs)) for rs in per_case.values()}),
         **_rate(results),
     }

@@ -42,13 +42,24 @@ def _reason(evidence: Mapping[str, Any] | None) -> str:
     return f"{said}: {evidence.get('explanation') or ''}".strip()
 
 
+_NOTHING_DIFFERS = "nothing recorded (same model and inputs)"
+
+
+def _named(difference: str, cmp: Mapping[str, Any]) -> str:
+    """A difference as a line shows it; an agent's version with both values (short commits)."""
+    if difference != "agent_version":
+        return difference
+    a, b = (str(cmp[side].get("agent_version") or "none")[:12] for side in ("a", "b"))
+    return f"agent_version ({a} → {b})"
+
+
 def render_comparison(cmp: Mapping[str, Any], *, max_flips: int = 50) -> str:
     """Every number of the comparison, one fact per line; flips with the failing side's evidence."""
     t = cmp["mcnemar"]
     lines = [
         _side("A", cmp["a"]),
         _side("B", cmp["b"]),
-        f"differs: {', '.join(cmp['differs']) or 'nothing recorded (same model and inputs)'}",
+        f"differs: {', '.join(_named(d, cmp) for d in cmp['differs']) or _NOTHING_DIFFERS}",
         f"paired cases: {cmp['paired_cases']}"
         + (f"; only in A: {len(cmp['only_a'])}" if cmp["only_a"] else "")
         + (f"; only in B: {len(cmp['only_b'])}" if cmp["only_b"] else "")

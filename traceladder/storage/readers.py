@@ -317,3 +317,30 @@ def json_or_none(text: str | None) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+_FAILED = """
+SELECT r.trace_id, r.verdict, r.failure_class, r.case_id, t.service
+FROM unit_traces u
+JOIN trace_results r ON r.trace_id = u.trace_id
+LEFT JOIN traces t ON t.trace_id = r.trace_id
+WHERE r.verdict IN ('FAIL', 'AGENT_ERROR')
+ORDER BY r.trace_id
+"""
+
+
+@dataclass(frozen=True)
+class FailedTrace:
+    """One trace whose stored verdict is FAIL or AGENT_ERROR, with its class and where it ran."""
+
+    trace_id: str
+    verdict: str
+    failure_class: str | None
+    case_id: str | None
+    service: str | None
+
+
+def read_failed_traces(store: Store, trace_ids: Sequence[str]) -> list[FailedTrace]:
+    """The FAIL and AGENT_ERROR results among these traces, by trace id."""
+    with store.registered("unit_traces", trace_id_table(trace_ids)) as conn:
+        return [FailedTrace(*row) for row in conn.execute(_FAILED).fetchall()]

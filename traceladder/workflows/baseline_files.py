@@ -105,7 +105,7 @@ def check(store: Store | None, path: Path, run_id: str | None) -> BaselineCheck:
         said.append("report_sha256 verified against the canonical run in the store")
     if run_id:
         info = run_info(store, run_id)
-        differences = comparability(baseline, info.model, info.input_hashes)
+        differences = comparability(baseline, info.model, info.input_hashes, info.config)
         if differences:
             raise UserError(f"run {info.run_id} is not comparable: different {', '.join(differences)}")
         said.append(f"run {info.run_id} is comparable with the baseline")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -70,12 +71,38 @@ def write_domain(suite: RecordedSuite, out: Path) -> None:
         raise
 
 
+LABEL_WORDS = 6  # a category is named by the request's first words: enough to tell cases apart
+LABEL_CHARS = 48
+
+
+def case_label(instruction: str, trace_id: str, taken: set[str]) -> str:
+    """A case's category name, read by a person in reports and in domain.toml: the request's first
+    words, lower case, joined by `_` (`check_the_weather_in_paris_then`); `_2`, `_3`, … when an
+    earlier case took it; `trace_<first 8 hex>` for a request with no word in it. Adds it to `taken`."""
+    words: list[str] = []
+    for word in re.findall(r"\w+", instruction.casefold()):
+        if len(words) == LABEL_WORDS:
+            break
+        if len("_".join([*words, word])) > LABEL_CHARS:
+            words += [] if words else [word[:LABEL_CHARS]]  # one long first word: its start
+            break
+        words.append(word)
+    base = "_".join(words) or f"trace_{trace_id[:8]}"
+    label, n = base, 1
+    while label in taken:
+        n += 1
+        label = f"{base}_{n}"
+    taken.add(label)
+    return label
+
+
 def _write_files(suite: RecordedSuite, folder: Path) -> None:
     numbers: dict[str, int] = {}
     records, categories = [], []
+    taken: set[str] = set()
     for case in suite.cases:
         number = numbers[case.dimension] = numbers.get(case.dimension, 0) + 1
-        category = f"trace_{case.trace_id}"
+        category = case_label(case.instruction, case.trace_id, taken)
         records.append(_record(case, f"{suite.prefix}-{case.dimension.lower()}-{number:03d}", category))
         categories.append((category, case, number))
     _jsonl(folder / "cases.jsonl", records)

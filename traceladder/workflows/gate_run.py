@@ -19,6 +19,8 @@ class GateResult:
     run_id: str
     outcome: GateOutcome
     gaps: tuple[str, ...]  # incomplete evidence, gated anyway because of --allow-partial
+    report: dict[str, Any] | None  # when a comment was asked for (a JUnit file streams its own)
+    baseline: dict[str, Any] | None = None  # the baseline read, when one was given
 
 
 def gate(
@@ -29,6 +31,7 @@ def gate(
     baseline_path: Path | None,
     max_drop: float,
     allow_partial: bool = False,
+    with_report: bool = False,
 ) -> GateResult:
     """Decide a run against a pass-rate floor and/or a baseline.
 
@@ -46,7 +49,7 @@ def gate(
     # storage.run_report.run_verdict_counts); the per-case verdicts only name regressions.
     counts = run_verdict_counts(store, run_id)
     cases = case_verdicts(store, run_id) if baseline is not None else []
-    incomparable = _comparability(baseline, info.model, info.input_hashes) if baseline else None
+    incomparable = _comparability(baseline, info.model, info.input_hashes, info.config) if baseline else None
     gaps = [info.incompleteness()] if info.incompleteness() else []
     if baseline is not None and not incomparable:
         covered = {case_id for case_id, _ in cases}
@@ -60,7 +63,8 @@ def gate(
         run_id, counts, cases, min_pass_rate=min_pass_rate, baseline=baseline, max_drop=max_drop,
         incomparable=incomparable,
     )  # fmt: skip
-    return GateResult(run_id, outcome, tuple(gaps) if not incomparable else ())
+    report = _report(store, run_id) if with_report else None
+    return GateResult(run_id, outcome, tuple(gaps) if not incomparable else (), report, baseline)
 
 
 # The baseline's reader and the report's (the domain, the case model) load only when asked for:
@@ -76,7 +80,15 @@ def _read_baseline(path: Path) -> dict[str, Any]:
         raise UserError(str(exc)) from None
 
 
-def _comparability(baseline: dict[str, Any], model: str, input_hashes: dict[str, str]) -> list[str]:
+def _comparability(
+    baseline: dict[str, Any], model: str, input_hashes: dict[str, str], config: dict[str, Any]
+) -> list[str]:
     from traceladder.reporting.baseline import comparability
 
-    return comparability(baseline, model, input_hashes)
+    return comparability(baseline, model, input_hashes, config)
+
+
+def _report(store: Store, run_id: str) -> dict[str, Any]:
+    from traceladder.workflows.report_files import load_report
+
+    return load_report(store, run_id)

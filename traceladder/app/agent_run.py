@@ -1,0 +1,331 @@
+"""The agent-under-test workflow: run the team's own agent on a suite, record it as a run, judge it.
+
+`run_agent(store, AgentRunRequest)` → `AgentRunResult`. The run is a run like any other: its
+subject (`agent:MODULE:FUNCTION` / `agent-cmd:CMD`) stands in `runs.model`, its configuration hash
+and case hash bind it like a model run's, and its version is the `agent_version` input — so
+`report`, `consistency`, `baseline lock`, `gate` and `compare` treat it unchanged, and `compare`
+names the version when two runs differ in it. Cases run through the runner's case pool
+(`agent.runner.drive_cases`): concurrency, Ctrl-C, `--resume` and `--repeat` behave as for the
+built-in loop.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import trace
+
+from traceladder.agent.breaker import EndpointBreaker
+from traceladder.agent.client import DEFAULT_MODEL, choose_model
+from traceladder.agent.config import redact_url
+from traceladder.agent.runner import (
+    CaseDrive,
+    ProgressFn,
+    RunOptions,
+    RunSummary,
+    drive_cases,
+    new_run_id,
+    new_selection,
+    resumed_selection,
+)
+from traceladder.agent.sim import SimModel, SimSpec, is_sim
+from traceladder.cases.hashes import input_hashes
+from traceladder.cases.loader import suite_path
+from traceladder.cases.model import Case
+from traceladder.cases.validator import read_valid_suite
+from traceladder.domain.base import Domain
+from traceladder.domain.registry import load_domain
+from traceladder.endpoints.probe import EndpointUnusable
+from traceladder.errors import StoreError, UserError
+from traceladder.evaluation import evaluate_store
+from traceladder.evaluation.evaluate import EvaluationSummary
+from traceladder.evaluators.ladder import Ladder
+from traceladder.files import read_text_file
+from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
+from traceladder.judge.phase import JudgeOptions
+from traceladder.storage.db import Store
+from traceladder.storage.runs import NewRun, create_run, mark_running, recorded_config
+from traceladder.subject.attribution import CaseSpanExporter, CaseTraces
+from traceladder.subject.case_input import ModelAccess
+from traceladder.subject.case_run import CaseSetting, run_agent_case
+from traceladder.subject.python_agent import load_agent
+from traceladder.subject.run_server import RunServer, serving
+from traceladder.subject.spec import COMMAND, PYTHON, AgentSpec, agent_spec
+from traceladder.workflows.report_files import load_report, save_json_report
+
+AGENT_VERSION_KEY = "agent_version"  # the input that names the agent's version
+
+
+@dataclass(frozen=True)
+class AgentRunRequest:
+    """What to run. Exactly one of `agent` (MODULE:FUNCTION) and `agent_cmd`, unless `resume`
+    names an agent run (then both are taken from it). `model`: what the agent should talk to — a
+    `sim:` model is served on 127.0.0.1 for the run (default sim:faulty)."""
+
+    domain: str
+    agent: str | None = None
+    agent_cmd: str | None = None
+    agent_version: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    cases_path: Path | None = None
+    system_prompt: Path | None = None
+    case_ids: tuple[str, ...] = ()
+    dimensions: tuple[str, ...] = ()
+    repeat: int = 1
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    seed: int | None = None
+    resume: str | None = None
+    evaluate: bool = True
+    ladder: Ladder | None = None
+    judge: JudgeOptions | None = None
+
+
+@dataclass(frozen=True)
+class AgentRunResult:
+    summary: RunSummary
+    subject: str
+    version: str
+    evaluation: EvaluationSummary | None
+    report: dict[str, Any] | None
+    report_path: Path | None
+    dropped_spans: int  # spans the agent emitted that named no case of the run
+    refused_bodies: int  # OTLP bodies the run's receiver refused as not OTLP
+
+
+@dataclass(frozen=True)
+class _Plan:
+    spec: AgentSpec
+    domain: Domain
+    model: str
+    base_url: str | None
+    api_key: str | None
+    timeout_s: float
+    seed: int | None
+
+    def identity(self) -> dict[str, Any]:
+        """The configuration two runs must share to be comparable (the seed is sampling noise)."""
+        return {
+            "agent_kind": self.spec.kind, "agent_model": self.model,
+            "base_url": redact_url(self.base_url), "case_timeout_s": self.timeout_s,
+        }  # fmt: skip
+
+    def recorded(self) -> dict[str, Any]:
+        """`runs.config`: everything a --resume needs (never the key)."""
+        return {
+            **self.identity(), "agent": self.spec.target, "agent_version": self.spec.version,
+            "sim_seed": self.seed,
+        }  # fmt: skip
+
+
+def recorded_agent_model(store: Store, run_id: str) -> str | None:
+    """The model the agent of run `run_id` talked to, or None when `run_id` is not a run of an
+    agent under test (a `--resume` of one takes this workflow)."""
+    stored = recorded_config(store, run_id)
+    return str(stored[0]["agent_model"]) if stored is not None and "agent_kind" in stored[0] else None
+
+
+def run_agent(
+    store: Store,
+    request: AgentRunRequest,
+    *,
+    progress: ProgressFn | None = None,
+    on_start: Callable[[str], None] | None = None,
+) -> AgentRunResult:
+    """Run the agent on the selected cases into `store`, then (unless `request.evaluate` is
+    False) judge the run and save its JSON report beside the store. `UserError` before anything
+    is recorded for a bad agent, flag or suite; `Interrupted` / `StoreError` as the runner's."""
+    plan = _plan(store, request)
+    domain = plan.domain
+    suite = read_valid_suite(suite_path(domain, request.cases_path), domain)
+    hashes = {**input_hashes(suite.data, domain, plan.identity()), AGENT_VERSION_KEY: plan.spec.version}
+    if request.resume:
+        selected, repeat = resumed_selection(store, request.resume, plan.spec.subject, hashes, suite.cases)
+        run_id = request.resume
+    else:
+        options = RunOptions(case_ids=request.case_ids, dimensions=request.dimensions, repeat=request.repeat)
+        selected, repeat = new_selection(suite.cases, options, domain)
+        run_id = new_run_id()
+    sim = _sim(plan, suite.cases, domain)
+    traces = CaseTraces(run_id)
+    exporter = CaseSpanExporter(store, traces)
+    provider = make_tracer_provider(exporter)
+    agent_fn = None
+    if plan.spec.kind == PYTHON:
+        # The agent's own instrumentation reaches the run through the global provider; set before
+        # its module is imported, so a tracer it takes at import time is ours too.
+        trace.set_tracer_provider(provider)
+        agent_fn = load_agent(plan.spec.target)
+    elif shutil.which(plan.spec.argv[0]) is None:
+        raise UserError(f"--agent-cmd: no program {plan.spec.argv[0]!r} (not found on PATH)")
+    if request.resume:
+        mark_running(store, run_id)
+    else:
+        create_run(store, NewRun(
+            run_id, suite.path.name, domain.name, plan.spec.subject, "agent", None, plan.recorded(), hashes,
+            {"case_ids": [c.id for c in selected], "repeat": repeat}, len(selected) * repeat,
+        ))  # fmt: skip
+    with serving(store, traces, sim) as server:
+        model = _model_access(plan, server)
+        setting = CaseSetting(
+            plan.spec,
+            domain,
+            provider.get_tracer(TRACER_NAME),
+            traces,
+            server,
+            model,
+            plan.timeout_s,
+            agent_fn,
+        )
+        summary = _drive(
+            store, setting, sim, selected, repeat, request, provider, exporter, progress, on_start
+        )
+    evaluation = report = report_path = None
+    if request.evaluate:
+        evaluation = evaluate_store(
+            store, run_id=summary.run_id, domain=domain.name, cases_path=request.cases_path,
+            cases=suite.cases, ladder=request.ladder, judge=request.judge,
+        )  # fmt: skip
+        report = load_report(store, summary.run_id)
+        report_path = save_json_report(report, store.path)
+    return AgentRunResult(
+        summary, plan.spec.subject, plan.spec.version, evaluation, report, report_path,
+        traces.dropped, server.refused,
+    )  # fmt: skip
+
+
+def _drive(
+    store: Store, setting: CaseSetting, sim: SimModel | None, selected: list[Case], repeat: int,
+    request: AgentRunRequest, provider: Any, exporter: CaseSpanExporter, progress: ProgressFn | None,
+    on_start: Callable[[str], None] | None,
+) -> RunSummary:  # fmt: skip
+    run_id = setting.traces.run_id
+
+    def execute(case: Case, repeat_index: int, stop: Any) -> Any:
+        sandbox = setting.domain.new_sandbox()
+        if sim is not None:
+            sandbox = sim.sandbox(case.id, sandbox)
+        return run_agent_case(setting, case, sandbox, repeat_index, stop)
+
+    def flush() -> None:
+        provider.force_flush()  # the case's spans are in the store before its row says "done"
+        error = exporter.error or setting.server.write_error
+        if error is not None:
+            raise StoreError(
+                f"could not write to the store ({error}); every finished case is kept — "
+                f"fix the cause, then `traceladder run --resume {run_id}`"
+            )
+
+    def close() -> None:
+        provider.force_flush()
+        if setting.agent_fn is None:
+            provider.shutdown()  # the global provider of a Python agent lives as long as the process
+
+    def never(trip: Any, kept: int) -> EndpointUnusable:  # the breaker is off: no endpoint of ours
+        raise AssertionError("the agent run's breaker never trips")
+
+    return drive_cases(
+        store, CaseDrive(
+            run_id, selected, repeat, execute, flush, close,
+            label=sim.label if sim else (lambda _: None),
+            breaker=EndpointBreaker(0, enabled=False), stopped=never, concurrency=request.concurrency,
+        ),
+        progress=progress, on_start=on_start,
+    )  # fmt: skip
+
+
+def _plan(store: Store, request: AgentRunRequest) -> _Plan:
+    """The agent, domain, model and timeout the request asks for — or, for a --resume, those the
+    run recorded (flags that would change them refused, not ignored)."""
+    if request.resume:
+        return _resumed_plan(store, request)
+    spec = agent_spec(request.agent, request.agent_cmd, request.agent_version)
+    domain = _with_prompt(load_domain(request.domain), request.system_prompt)
+    return _model_plan(spec, domain, request.model, request.base_url, request.timeout_s, request.seed)
+
+
+def _model_plan(
+    spec: AgentSpec,
+    domain: Domain,
+    model: str | None,
+    base_url: str | None,
+    timeout_s: float,
+    seed: int | None,
+) -> _Plan:
+    choice = choose_model(model, base_url)
+    name = choice.model if not choice.defaulted else DEFAULT_MODEL
+    if is_sim(name):
+        try:
+            SimSpec.parse(name)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        return _Plan(
+            spec, domain, name, None, None, timeout_s, seed or 0 if name.startswith("sim:faulty") else None
+        )
+    return _Plan(spec, domain, name, choice.url, choice.api_key, timeout_s, None)
+
+
+def _resumed_plan(store: Store, request: AgentRunRequest) -> _Plan:
+    assert request.resume is not None
+    stored = recorded_config(store, request.resume)
+    if stored is None:
+        raise UserError(
+            f"no run {request.resume} in {store.path}; see `traceladder sql 'SELECT * FROM runs'`"
+        )
+    raw, domain_name = stored
+    given = [
+        flag
+        for flag, value in (
+            ("--agent", request.agent),
+            ("--agent-cmd", request.agent_cmd),
+            ("--model", request.model),
+            ("--case", request.case_ids),
+            ("--dimension", request.dimensions),
+            ("--cases", request.cases_path),
+            ("--system-prompt", request.system_prompt),
+            ("--seed", request.seed),
+        )
+        if value  # fmt: skip
+    ]
+    if given:
+        raise UserError(
+            f"--resume continues {request.resume} with its own agent and selection; drop {', '.join(given)}"
+        )
+    kind, target = raw["agent_kind"], raw["agent"]
+    version = request.agent_version or raw["agent_version"]
+    spec = AgentSpec(kind, target, version)
+    if request.agent_version is None:  # the agent's version now, so a changed agent is refused
+        fresh = agent_spec(target if kind == PYTHON else None, target if kind == COMMAND else None, None)
+        spec = replace(spec, version=fresh.version)
+    domain = load_domain(domain_name or request.domain)
+    plan = _model_plan(
+        spec, domain, raw["agent_model"], raw.get("base_url"), raw["case_timeout_s"], raw.get("sim_seed")
+    )
+    return plan
+
+
+def _with_prompt(domain: Domain, path: Path | None) -> Domain:
+    """The domain, with its system prompt replaced by the file's text when one is named."""
+    if path is None:
+        return domain
+    prompt = read_text_file(path, "system prompt")
+    if not prompt.strip():
+        raise UserError(f"system prompt file {path} is empty")
+    return replace(domain, system_prompt=prompt)
+
+
+def _sim(plan: _Plan, cases: Sequence[Case], domain: Domain) -> SimModel | None:
+    if not is_sim(plan.model):
+        return None
+    return SimModel(SimSpec.parse(plan.model), cases, domain, seed=plan.seed or 0)
+
+
+def _model_access(plan: _Plan, server: RunServer) -> ModelAccess:
+    if is_sim(plan.model):
+        return ModelAccess(plan.model, f"{server.url}/v1", "sim")
+    return ModelAccess(plan.model, plan.base_url, plan.api_key)
