@@ -75,7 +75,9 @@ def test_a_definition_that_is_not_json_schema_is_one_line(tmp_path):
     db = ingest(tmp_path, bad)
     done = cli("cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"))
     assert done.returncode == 2
-    assert "the definition of get_order is not JSON Schema: 'objekt' is not valid" in one_line(done.stderr)
+    assert "the definition of get_order is not valid JSON Schema 2020-12: 'objekt' is not valid" in one_line(
+        done.stderr
+    )
     assert not (tmp_path / "suite").exists()
 
 
@@ -156,7 +158,7 @@ def _domain(tmp_path: Path) -> Path:
         ("domain.toml", None, "domain.toml is missing"),
         ("tools.json", "[{", "tools.json is not JSON"),
         ("tools.json", json.dumps([{"type": "function", "function": {"name": "get_order", "parameters": {"type": 12}}}]),
-         "tools.json[0] get_order: parameters are not JSON Schema 2020-12: 12 is not valid"),
+         "tools.json[0] get_order: parameters schema is not valid JSON Schema 2020-12: 12 is not valid"),
         ("domain.toml", "read_only = [", "domain.toml is not TOML"),
         ("domain.toml", 'read_only = []\nwhitelistt = []\n', "domain.toml: unknown key 'whitelistt'"),
         ("responses.jsonl", '{"tool": "get_order", "arguments": {}, "result": "{}", "when": 1}\n',

@@ -168,7 +168,14 @@ class SuiteValidator:
             yield f"{where}.params", "must be an object"
             params = {}
         elif tool in self._validators:
-            for err in self._validators[tool].iter_errors(params):
+            from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors
+
+            try:
+                errors = schema_errors(self._validators[tool], params)
+            except Uncheckable as exc:
+                yield f"{where}.params", f"schema: cannot be checked: {exc}"
+                errors = []
+            for err in errors:
                 path = ".".join(str(p) for p in err.absolute_path)
                 yield f"{where}.params{'.' + path if path else ''}", f"schema: {err.message}"
         rules = call.get("param_rules", {})

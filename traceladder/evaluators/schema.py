@@ -23,11 +23,10 @@ import fastjsonschema
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import FormatError
 
-from traceladder.domain.base import compile_validator
 from traceladder.evaluators.inputs import TraceInputs
 from traceladder.evaluators.safe_regex import matches
 from traceladder.evaluators.types import Call, CallCheck, Finding, RungResult, RungStatus
-from traceladder.evaluators.untrusted_schema import Uncheckable, untrusted_errors, untrusted_validator
+from traceladder.evaluators.untrusted_schema import Uncheckable, compile_schema, schema_errors
 
 if TYPE_CHECKING:
     from traceladder.evaluators.analysis import Analysis
@@ -119,10 +118,9 @@ class SchemaRegistry:
         self.unreadable = unreadable - self.schemas.keys()
         self.complete = complete
         # A schema someone else wrote is checked by a validator that cannot be made to hang.
-        compile_ = compile_validator if trusted else untrusted_validator
-        self.validators = {name: compile_(schema) for name, schema in self.schemas.items()}
-        # fastjsonschema generates Python source from the schema: only for schemas we ship or the
-        # user names, never for definitions a trace from elsewhere carried.
+        self.validators = {name: compile_schema(s, trusted=trusted) for name, s in self.schemas.items()}
+        # fastjsonschema generates Python source from the schema (and matches patterns with `re`):
+        # only for schemas we ship, never for a trace's, a folder's or a --tools file's.
         self.fast = {name: fast_validator(schema) for name, schema in self.schemas.items()} if trusted else {}
         self._memo: dict[tuple[str, str, bool], tuple[str | None, str, tuple[tuple[str, str], ...]]] = {}
         self._uncheckable: dict[tuple[str, str, bool], str] = {}
@@ -172,11 +170,7 @@ class SchemaRegistry:
             found = (None, "", ())
         else:
             try:
-                raised = (
-                    validator.iter_errors(call.arguments)
-                    if self.trusted
-                    else untrusted_errors(validator, call.arguments)
-                )
+                raised = schema_errors(validator, call.arguments)
             except Uncheckable as exc:  # remembered: the same call costs the budget once
                 self._uncheckable[key] = str(exc)
                 raise

@@ -22,13 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from traceladder.domain.base import compile_validator
 from traceladder.domain.declarative.replay import replay_key
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
+from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
 from traceladder.storage.conversations import read_exchanges
 from traceladder.storage.db import Store
 from traceladder.storage.readers import read_call_table
@@ -84,7 +82,10 @@ def from_traces(
         for t in ids
     ]
     tools = _tools(recorded)
-    validators = {name: compile_validator(tool["function"]["parameters"]) for name, tool in tools.items()}
+    # the traces' own definitions: untrusted, like every schema read from a trace
+    validators = {
+        name: compile_validator(tool["function"]["parameters"], trusted=False) for name, tool in tools.items()
+    }
     cases: list[SuiteCase] = []
     skipped: list[tuple[str, str]] = []
     seen: dict[str, str] = {}
@@ -128,13 +129,11 @@ def _tools(recorded: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
                 continue  # a name without a schema defines nothing a call can be checked against
             try:
                 schema = json.loads(parameters)
-                Draft202012Validator.check_schema(schema)
             except (ValueError, RecursionError):
                 raise UserError(f"trace {trace.trace_id}: the definition of {name} is not JSON") from None
-            except SchemaError as exc:
-                raise UserError(
-                    f"trace {trace.trace_id}: the definition of {name} is not JSON Schema: {exc.message}"
-                ) from None
+            problem = schema_problem(schema)
+            if problem:  # a remote $ref is refused here, never fetched
+                raise UserError(f"trace {trace.trace_id}: the definition of {name} {problem}")
             function: dict[str, Any] = {"name": name}
             if description:
                 function["description"] = description
@@ -150,7 +149,7 @@ def _tools(recorded: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
     return tools
 
 
-def _unusable(trace: Recorded, validators: dict[str, Draft202012Validator], seen: dict[str, str]) -> str:
+def _unusable(trace: Recorded, validators: dict[str, Any], seen: dict[str, str]) -> str:
     """Why a trace cannot be a case ("" when it can)."""
     if not (trace.instruction and trace.instruction.strip()):
         return "no user request recorded (the instruction of the case)"
@@ -164,7 +163,11 @@ def _unusable(trace: Recorded, validators: dict[str, Draft202012Validator], seen
         if arguments is None:
             shown = (raw or "")[:80]
             return f"call {ordinal} {tool}: its arguments are not a JSON object ({shown!r})"
-        errors = sorted(validators[tool].iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        try:
+            found = schema_errors(validators[tool], arguments)
+        except Uncheckable as exc:
+            return f"call {ordinal} {tool}: its arguments cannot be checked against the definition: {exc}"
+        errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
         if errors:
             return f"call {ordinal} {tool}: its arguments do not fit the definition: {errors[0].message}"
     return ""
