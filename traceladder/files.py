@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,58 @@ from traceladder.text import utf8_safe
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
+
+
+MB = 1 << 20
+# The most traceladder reads of each input file (docs/cli.md, "Files traceladder reads"): far above
+# any real one, low enough that a hostile file costs seconds, not the machine's memory.
+LIMITS = {
+    "tools.json": 10 * MB,  # a domain folder's files
+    "domain.toml": 1 * MB,
+    "system_prompt.txt": 1 * MB,
+    "responses.jsonl": 256 * MB,
+    "cases.jsonl": 64 * MB,  # a folder's, or `--cases FILE`
+    "--tools file": 10 * MB,
+    "policy file": 1 * MB,
+    "price table": 1 * MB,
+}
+
+
+def outside(folder: Path, name: str) -> str | None:
+    """Why `folder/name` is not a file of that folder, or None: a link (or a `..`) leading out of
+    it. A folder is read like an archive: what it holds, never what it points at."""
+    try:
+        root, target = folder.resolve(), (folder / name).resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return f"{name} is a link that leads nowhere"
+    if not target.is_relative_to(root):
+        return f"{name} is a link to a file outside the folder (never read)"
+    return None
+
+
+def read_input(path: Path, what: str, limit: int) -> bytes:
+    """The bytes of an input file, or a one-line `UserError` naming it: only a regular file is read
+    (a FIFO, a device or a socket would block or never end: opened without waiting, then refused),
+    and at most `limit` bytes of it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise UserError(f"{what} {path} does not exist") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {what} {path}: {_reason(exc)}") from None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise UserError(f"{what} {path} is a directory, not a file")
+            if not stat.S_ISREG(mode):
+                raise UserError(f"{what} {path} is not a regular file (a FIFO, device or socket is not read)")
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise UserError(f"cannot read {what} {path}: {_reason(exc)}") from None
+    if len(data) > limit:
+        raise UserError(f"{what} {path} is larger than the {limit // MB} MB an input file may be")
+    return data
 
 
 def read_text_file(path: Path, what: str) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 
 from traceladder.errors import UserError
 from traceladder.evaluators.policy import Confirmation, ParamRule, PolicySet
+from traceladder.files import LIMITS, read_input
 
 Where = tuple[str | int, ...]  # a key path into the document; ints index arrays
 SECTIONS = ("defaults", "service", "agent")
@@ -41,10 +42,7 @@ class _Problem(Exception):
 
 def load_policy(path: Path) -> PolicySet:
     """Read and validate the policy file at `path`."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the policy file: {exc.strerror or exc}") from None
+    data = read_input(path, "policy file", LIMITS["policy file"])
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

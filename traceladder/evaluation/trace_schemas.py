@@ -20,6 +20,7 @@ from typing import Any
 from traceladder.errors import UserError
 from traceladder.evaluators.schema import SchemaRegistry
 from traceladder.evaluators.untrusted_schema import schema_problem
+from traceladder.files import LIMITS, read_input
 from traceladder.storage.readers import Definitions
 
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -86,7 +87,7 @@ def load_tools_file(path: Path) -> SchemaRegistry:
     """`--tools FILE`: OpenAI-format tool definitions (`[{"type": "function", "function": {...}}]`,
     an object with a `tools` array, or bare `{"name", "parameters"}` objects)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_input(path, "--tools file", LIMITS["--tools file"]).decode("utf-8"))
         schemas: dict[str, Any] = {}
         for tool in _definitions(document):
             schema = tool.get("parameters", _EMPTY_OBJECT)

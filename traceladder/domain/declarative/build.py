@@ -28,7 +28,7 @@ from traceladder.cases.spec import CategorySpec, SuiteSpec, SuiteTotals
 from traceladder.domain.base import ChainSpec, Domain
 from traceladder.domain.declarative.replay import Recorded, ReplaySandbox, replay_key
 from traceladder.errors import UserError
-from traceladder.files import jsonl_lines
+from traceladder.files import LIMITS, jsonl_lines, outside, read_input
 
 PREFIX = "dir:"
 FIXTURE = "recorded"  # the one `context.db_fixture` of a declarative suite: the recorded results
@@ -80,6 +80,9 @@ def read_directory(path: Path) -> tuple[Domain | None, list[str]]:
         return None, [f"{path} is not a directory"]
     problems: list[str] = []
     files = _read_files(path, problems)
+    escape = outside(path, "cases.jsonl")  # read later, by the suite's reader: checked here
+    if escape:
+        problems.append(escape)
     if files is None or problems:
         return None, problems
     try:
@@ -93,15 +96,21 @@ class _Invalid(ValueError):
 
 
 def _read(path: Path, name: str, problems: list[str], *, required: bool) -> bytes | None:
+    """A file of the folder, read like an archive member: no link out of the folder, nothing but a
+    regular file, at most its limit (`files.LIMITS`)."""
     file = path / name
-    if not file.exists():
+    if not file.exists() and not file.is_symlink():
         if required:
             problems.append(f"{name} is missing")
         return None
+    escape = outside(path, name)
+    if escape:
+        problems.append(escape)
+        return None
     try:
-        return file.read_bytes()
-    except OSError as exc:
-        problems.append(f"{name} cannot be read: {exc.strerror or type(exc).__name__}")
+        return read_input(file, name, LIMITS[name])
+    except UserError as exc:
+        problems.append(str(exc).replace(f"{name} {file}", name, 1))
         return None
 
 
