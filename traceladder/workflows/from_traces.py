@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.domain.base import compile_validator
-from traceladder.domain.declarative.replay import replay_key
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
 from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
@@ -226,18 +225,13 @@ def _leaves(value: Any) -> list[str]:
 
 
 def _responses(recorded: Sequence[Recorded]) -> list[dict[str, Any]]:
-    """Recorded results in trace order. A result identical to the last one recorded for the same
-    call is not repeated; a different one is kept, and replay serves them in this order."""
+    """Every recorded result, in trace order: a call polled three times (pending, pending, done) is
+    three lines, and replay serves them in this order (the last repeats once they run out)."""
     lines: list[dict[str, Any]] = []
-    last: dict[tuple[str, str], tuple[str, bool]] = {}
     for trace in recorded:
         for tool, raw, ok, result, _ in trace.calls:
             if result is None:
                 continue  # the trace saw the call but not what it returned: nothing to replay
-            key = replay_key(tool, raw or "")
-            if last.get(key) == (result, ok):
-                continue
-            last[key] = (result, ok)
             arguments = _object(raw)
             line: dict[str, Any] = {"tool": tool}
             line.update({"arguments": arguments} if arguments is not None else {"arguments_raw": raw or ""})
