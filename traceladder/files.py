@@ -5,6 +5,7 @@ JSON — becomes a one-line `UserError` that names the file, never a traceback."
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 from pathlib import Path
@@ -95,6 +96,18 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
         raise UserError(f"{what} file {path} is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise UserError(f"{what} file {path} must hold a JSON object, not {type(value).__name__}")
+    return value
+
+
+def strict_json_value(value: Any) -> Any:
+    """`value` with every NaN or infinity (not JSON: Python would write a bare `NaN`) as the string
+    that names it ("NaN", "Infinity", "-Infinity"): shown as such, and the output stays JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, dict):
+        return {k: strict_json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json_value(v) for v in value]
     return value
 
 

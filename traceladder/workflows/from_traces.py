@@ -17,6 +17,7 @@ line. Nothing is written until everything is known: see `domain_writer.write_dom
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +170,36 @@ def _unusable(trace: Recorded, validators: dict[str, Any], seen: dict[str, str])
         errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
         if errors:
             return f"call {ordinal} {tool}: its arguments do not fit the definition: {errors[0].message}"
+    return _unwritable(trace)
+
+
+def _unwritable(trace: Recorded) -> str:
+    """Why what the trace recorded cannot be written as strict UTF-8 JSON ("" when it can): a NaN
+    or an infinity in the arguments (`NaN`, `1e999`: Python would write bare `NaN`/`Infinity`),
+    or a lone surrogate (`"\\ud800"`, which UTF-8 cannot carry) anywhere the suite would hold it."""
+    if _surrogate(trace.instruction or ""):
+        return "its user request holds a lone surrogate (not UTF-8)"
+    for tool, raw, _, result, ordinal in trace.calls:
+        arguments = _object(raw) or {}
+        if _non_finite(arguments):
+            return f"call {ordinal} {tool}: its arguments hold NaN or an infinity, which JSON cannot carry"
+        if _surrogate(json.dumps(arguments, ensure_ascii=False)) or _surrogate(result or ""):
+            return f"call {ordinal} {tool}: its arguments or result hold a lone surrogate (not UTF-8)"
     return ""
+
+
+def _surrogate(text: str) -> bool:
+    return not text.isascii() and any(0xD800 <= ord(c) < 0xE000 for c in text)
+
+
+def _non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_non_finite(v) for v in value)
+    return False
 
 
 def _object(raw: str | None) -> dict[str, Any] | None:
