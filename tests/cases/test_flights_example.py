@@ -45,7 +45,8 @@ def test_the_seed_worked_trace_gives_the_seed_numbers_through_the_pipeline(tmp_p
     assert (result["verdict"], result["settled_at"]) == ("FAIL", 1)  # rung 1: the extra seat field
     # rung 1 classes the extra seat as rung 2 does (PARAM_UNEXPECTED); the headline is the trace's
     # dominant class, rung 2's wrong date
-    assert result["explanation"].startswith("FAIL at rung 1 (schema): PARAM_WRONG_VALUE"), result["explanation"]
+    headline = result["explanation"]
+    assert headline.startswith("FAIL at rung 1 (schema): PARAM_WRONG_VALUE"), headline
     assert rows(db, "SELECT param, code FROM findings WHERE rung = 1") == [("seat", "PARAM_UNEXPECTED")]
     assert rows(
         db,
