@@ -182,3 +182,18 @@ def test_evaluate_judges_a_model_argument_against_a_folder_s_hostile_pattern_at_
     done = cli("evaluate", "--db", str(db), "--domain", f"dir:{dom}", "--no-judge", timeout=HANG)
     assert done.returncode in (0, 1), done.stderr
     assert rows(db, "SELECT status FROM rung_results WHERE rung_name = 'schema'") == [("fail",)]
+
+
+def test_a_policy_pattern_runs_on_re2_against_a_trace_s_argument(tmp_path):
+    """A policy file is untrusted too: its parameter patterns are matched with RE2, and one RE2
+    cannot run (a backreference) is refused in one line."""
+    db = store(tmp_path, None, EVIL)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'[defaults.parameters]\n"*.code" = "{HOSTILE}"\n')
+    done = cli("evaluate", "--db", str(db), "--policy", str(policy), "--no-judge", timeout=HANG)
+    assert done.returncode == 0, done.stderr
+    assert rows(db, "SELECT code FROM findings WHERE code = 'PARAM_PATTERN'") == [("PARAM_PATTERN",)]
+    policy.write_text('[defaults.parameters]\n"*.code" = "(a)\\\\1"\n')
+    refused = cli("evaluate", "--db", str(db), "--policy", str(policy), "--no-judge", timeout=HANG)
+    assert refused.returncode == 2
+    assert "has a regex RE2 cannot run in linear time" in one_line(refused.stderr)
