@@ -9,11 +9,11 @@ Today rung 1 accepts with fastjsonschema (trusted schemas) and explains with jso
   wrong type), errors enumerated by jsonschema (trusted), by the untrusted linear validator, and
   by `jsonschema_rs.iter_errors`.
 
-It prints each figure as a ratio to today's path measured in the same run, and whether the two
-sides agree on validity (verdicts) and on error count. `jsonschema-rs` is not a dependency:
-`pip install jsonschema-rs` to run it.
+It reports each figure (CPU seconds) with today's path measured in the same run as its baseline,
+and prints whether the two sides agree on validity (verdicts), error counts and messages.
+`jsonschema-rs` is a dev dependency (the candidate; decision 226), not a runtime one.
 
-    python bench/schema_validators.py [--smoke]
+    python bench/schema_validators.py [--smoke] [--json]
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import json
 import sys
 import time
 from typing import Any
+
+from measures import add_options, measure, reporting  # bench/measures.py
 
 from traceladder.domain.registry import load_domain
 from traceladder.evaluators.untrusted_schema import compile_schema, schema_errors
@@ -56,13 +58,15 @@ def timed(fn: Any) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--smoke", action="store_true", help="a few repetitions: does it run")
+    add_options(parser)
     args = parser.parse_args()
-    try:
-        import jsonschema_rs
-    except ImportError:
-        print("schema_validators: needs `pip install jsonschema-rs` (not a dependency)")
-        return 0
+    with reporting(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import jsonschema_rs
+
     from traceladder.evaluators.schema import SchemaRegistry
     from traceladder.evaluators.types import Call
 
@@ -99,7 +103,10 @@ def main() -> int:
     print(f"schema_validators: {len(valid):,} valid and {len(invalid):,} invalid retail calls, CPU s")
     for label, (today, candidate) in anchors.items():
         a, b = timed(today), timed(candidate)
-        print(f"  {label:36s} today {a:7.3f}  jsonschema-rs {b:7.3f}  ratio today/rs {a / b:5.1f}x")
+        print(
+            f"  {label:36s} today {a:7.3f}  jsonschema-rs {b:7.3f}  ratio today/rs {a / max(b, 1e-9):5.1f}x"
+        )
+        measure(f"{label}: jsonschema-rs", b, "CPU s", baseline=max(a, 1e-9), baseline_name="today's path")
     agree = all(rs[t].is_valid(p) for t, p in valid) and not any(rs[t].is_valid(p) for t, p in invalid)
     counts = sum(len(schema_errors(trusted[t], p)) == len(list(rs[t].iter_errors(p))) for t, p in invalid)
     same = sum(
