@@ -5,7 +5,9 @@ JSON — becomes a one-line `UserError` that names the file, never a traceback."
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,58 @@ from traceladder.text import utf8_safe
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
+
+
+MB = 1 << 20
+# The most traceladder reads of each input file (docs/cli.md, "Files traceladder reads"): far above
+# any real one, low enough that a hostile file costs seconds, not the machine's memory.
+LIMITS = {
+    "tools.json": 10 * MB,  # a domain folder's files
+    "domain.toml": 1 * MB,
+    "system_prompt.txt": 1 * MB,
+    "responses.jsonl": 256 * MB,
+    "cases.jsonl": 64 * MB,  # a folder's, or `--cases FILE`
+    "--tools file": 10 * MB,
+    "policy file": 1 * MB,
+    "price table": 1 * MB,
+}
+
+
+def outside(folder: Path, name: str) -> str | None:
+    """Why `folder/name` is not a file of that folder, or None: a link (or a `..`) leading out of
+    it. A folder is read like an archive: what it holds, never what it points at."""
+    try:
+        root, target = folder.resolve(), (folder / name).resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return f"{name} is a link that leads nowhere"
+    if not target.is_relative_to(root):
+        return f"{name} is a link to a file outside the folder (never read)"
+    return None
+
+
+def read_input(path: Path, what: str, limit: int) -> bytes:
+    """The bytes of an input file, or a one-line `UserError` naming it: only a regular file is read
+    (a FIFO, a device or a socket would block or never end: opened without waiting, then refused),
+    and at most `limit` bytes of it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise UserError(f"{what} {path} does not exist") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {what} {path}: {_reason(exc)}") from None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise UserError(f"{what} {path} is a directory, not a file")
+            if not stat.S_ISREG(mode):
+                raise UserError(f"{what} {path} is not a regular file (a FIFO, device or socket is not read)")
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise UserError(f"cannot read {what} {path}: {_reason(exc)}") from None
+    if len(data) > limit:
+        raise UserError(f"{what} {path} is larger than the {limit // MB} MB an input file may be")
+    return data
 
 
 def read_text_file(path: Path, what: str) -> str:
@@ -43,6 +97,18 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
         raise UserError(f"{what} file {path} is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise UserError(f"{what} file {path} must hold a JSON object, not {type(value).__name__}")
+    return value
+
+
+def strict_json_value(value: Any) -> Any:
+    """`value` with every NaN or infinity (not JSON: Python would write a bare `NaN`) as the string
+    that names it ("NaN", "Infinity", "-Infinity"): shown as such, and the output stays JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, dict):
+        return {k: strict_json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json_value(v) for v in value]
     return value
 
 

@@ -31,7 +31,7 @@ def test_broken_schema_is_caught(tmp_path):
     (data / "tools.json").write_text(json.dumps(tools))
     result = cli("domain", "validate", "--data-dir", str(data))
     assert result.returncode == 2
-    assert "get_user: parameters are not valid JSON Schema 2020-12" in result.stderr
+    assert "get_user: parameters schema is not valid JSON Schema 2020-12" in result.stderr
     assert "get_order: parameters: object schema must set additionalProperties: false" in result.stderr
 
 

@@ -43,7 +43,11 @@ def test_the_seed_worked_trace_gives_the_seed_numbers_through_the_pipeline(tmp_p
     assert scores["trajectory"]["strict"] == 0.33
     assert scores["partial_credit"] == {"positional": 0.17, "optimal": 0.33}
     assert (result["verdict"], result["settled_at"]) == ("FAIL", 1)  # rung 1: the extra seat field
-    assert "'seat' was unexpected" in result["explanation"]
+    # rung 1 classes the extra seat as rung 2 does (PARAM_UNEXPECTED); the headline is the trace's
+    # dominant class, rung 2's wrong date
+    headline = result["explanation"]
+    assert headline.startswith("FAIL at rung 1 (schema): PARAM_WRONG_VALUE"), headline
+    assert rows(db, "SELECT param, code FROM findings WHERE rung = 1") == [("seat", "PARAM_UNEXPECTED")]
     assert rows(
         db,
         "SELECT param, code, expected, actual FROM findings WHERE rung = 2 AND param IS NOT NULL "

@@ -38,7 +38,7 @@ def recorded(tmp_path_factory) -> tuple[Path, Path]:
     suite = tmp / "suite"
     done = cli("cases", "from-traces", "--db", str(db), "--service", "retail-agent", "--out", str(suite))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == "recorded 4 cases (D2 2, D3 2), 3 tools, 3 recorded results"
+    assert done.stdout.splitlines()[0] == "recorded 4 cases (D2 2, D3 2), 3 tools, 8 recorded results"
     return db, suite
 
 

@@ -75,7 +75,9 @@ def test_a_definition_that_is_not_json_schema_is_one_line(tmp_path):
     db = ingest(tmp_path, bad)
     done = cli("cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"))
     assert done.returncode == 2
-    assert "the definition of get_order is not JSON Schema: 'objekt' is not valid" in one_line(done.stderr)
+    assert "the definition of get_order is not valid JSON Schema 2020-12: 'objekt' is not valid" in one_line(
+        done.stderr
+    )
     assert not (tmp_path / "suite").exists()
 
 
@@ -156,7 +158,7 @@ def _domain(tmp_path: Path) -> Path:
         ("domain.toml", None, "domain.toml is missing"),
         ("tools.json", "[{", "tools.json is not JSON"),
         ("tools.json", json.dumps([{"type": "function", "function": {"name": "get_order", "parameters": {"type": 12}}}]),
-         "tools.json[0] get_order: parameters are not JSON Schema 2020-12: 12 is not valid"),
+         "tools.json[0] get_order: parameters schema is not valid JSON Schema 2020-12: 12 is not valid"),
         ("domain.toml", "read_only = [", "domain.toml is not TOML"),
         ("domain.toml", 'read_only = []\nwhitelistt = []\n', "domain.toml: unknown key 'whitelistt'"),
         ("responses.jsonl", '{"tool": "get_order", "arguments": {}, "result": "{}", "when": 1}\n',
@@ -214,3 +216,23 @@ def test_evaluate_takes_a_domain_directory_like_a_name(tmp_path):
     assert rows(
         db, f"SELECT status FROM rung_results WHERE trace_id = '{'7'.zfill(32)}' AND rung_name = 'schema'"
     ) == [("fail",)]
+
+
+def test_a_call_polled_until_done_is_replayed_result_by_result(tmp_path):
+    """pending, pending, done: three recorded results, replayed in that order — the second poll
+    gets "pending" again, not "done"; a fourth would get the last one."""
+    polled = trace_spans(4, "Wait for job J9", [
+        ("get_status", '{"job_id": "J9"}', '{"state": "pending"}', True),
+        ("get_status", '{"job_id": "J9"}', '{"state": "pending"}', True),
+        ("get_status", '{"job_id": "J9"}', '{"state": "done"}', True),
+    ])  # fmt: skip
+    db = ingest(tmp_path, polled)
+    out = tmp_path / "suite"
+    assert cli("cases", "from-traces", "--db", str(db), "--out", str(out)).returncode == 0
+    recorded = [json.loads(x)["result"] for x in (out / "responses.jsonl").read_text().splitlines()]
+    assert recorded == ['{"state": "pending"}', '{"state": "pending"}', '{"state": "done"}']
+    run_db = tmp_path / "run.duckdb"
+    ran = cli("run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge")
+    assert ran.returncode == 0, ran.stderr
+    results = rows(run_db, "SELECT result FROM tool_calls ORDER BY ordinal")
+    assert [r[0] for r in results] == ['{"state": "pending"}', '{"state": "pending"}', '{"state": "done"}']

@@ -18,7 +18,7 @@ def test_the_page_runs_as_written(tmp_path: Path) -> None:
         (tmp_path / name).symlink_to(ROOT / name)
     done = run_bash_blocks(DOC, tmp_path, ("", ""), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "recorded 2 cases (D3 2), 3 tools, 3 recorded results; skipped 2 traces" in done.stdout
+    assert "recorded 2 cases (D3 2), 3 tools, 6 recorded results; skipped 2 traces" in done.stdout
     skipped = [line for line in done.stderr.splitlines() if line.startswith("skipped trace")]
     assert skipped == [
         line

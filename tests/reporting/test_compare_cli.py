@@ -210,3 +210,17 @@ def test_leaderboard_refusals_exit_2(store):
         done = cli("report", *args, "--db", str(db))
         assert done.returncode == 2 and says in done.stderr, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_runs_with_no_case_in_common_are_not_compared(tmp_path):
+    """Two runs of the same suite that share no case: "0/0 … no significant difference" would be a
+    verdict on nothing; it is exit 2, one line."""
+    db = tmp_path / "store.duckdb"
+    a = _run_id(cli("run", "--db", str(db), "--case", "fc-d1-002", "--model", "sim:oracle"))
+    b = _run_id(cli("run", "--db", str(db), "--case", "fc-d2-005", "--model", "sim:oracle"))
+    done = _compare(db, a, b)
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.strip() == (
+        "traceladder: not compared: the runs have no scored case in common "
+        "(A ran 1, B ran 1 other cases, 0 without a scored trial on both sides)"
+    )

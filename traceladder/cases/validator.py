@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from traceladder.cases.model import CASE_FIELDS, PARAM_RULES, Case
 from traceladder.cases.spec import CategorySpec, SuiteSpec
 from traceladder.errors import UserError
-from traceladder.files import jsonl_lines
+from traceladder.files import LIMITS, jsonl_lines, read_input
 
 if TYPE_CHECKING:  # cases never import domains at runtime: domains import their suite spec
     from traceladder.domain.base import Domain
@@ -58,7 +58,7 @@ class SuiteValidator:
         self._validators = domain.validators
 
     def validate_file(self, path: Path) -> list[Violation]:
-        return self.validate_bytes(path.read_bytes(), str(path))
+        return self.validate_bytes(read_input(path, "case file", LIMITS["cases.jsonl"]), str(path))
 
     def validate_bytes(self, data: bytes, name: str) -> list[Violation]:
         out: list[Violation] = []
@@ -168,7 +168,14 @@ class SuiteValidator:
             yield f"{where}.params", "must be an object"
             params = {}
         elif tool in self._validators:
-            for err in self._validators[tool].iter_errors(params):
+            from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors
+
+            try:
+                errors = schema_errors(self._validators[tool], params)
+            except Uncheckable as exc:
+                yield f"{where}.params", f"schema: cannot be checked: {exc}"
+                errors = []
+            for err in errors:
                 path = ".".join(str(p) for p in err.absolute_path)
                 yield f"{where}.params{'.' + path if path else ''}", f"schema: {err.message}"
         rules = call.get("param_rules", {})
@@ -362,9 +369,9 @@ class ValidSuite:
 
 def read_valid_suite(path: Path, domain: Domain) -> ValidSuite:
     """Read `path` once and validate it; a `UserError` summarising every violation."""
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"case file {path} does not exist; pass --cases FILE or omit it")
-    data = path.read_bytes()
+    data = read_input(path, "case file", LIMITS["cases.jsonl"])
     problems = SuiteValidator(domain).validate_bytes(data, str(path))
     if problems:
         shown = "; ".join(str(p) for p in problems[:3])

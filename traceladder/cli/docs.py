@@ -10,6 +10,7 @@ import os
 
 from traceladder.cli.main import build_parser
 from traceladder.errors import EXIT_CODE_TABLE
+from traceladder.files import LIMITS, MB
 
 WIDTH = "100"
 EXIT_CODES_INTRO = """## Exit codes
@@ -25,6 +26,35 @@ def exit_codes_markdown() -> str:
     """The exit-code section of docs/cli.md, rendered from `traceladder.errors.EXIT_CODE_TABLE`."""
     rows = [f"| {' / '.join(str(int(c)) for c in codes)} | {meaning} |" for codes, meaning in EXIT_CODE_TABLE]
     return "\n".join([EXIT_CODES_INTRO, "", "| code | meaning |", "|---|---|", *rows, "", EXIT_CODES_OUTRO])
+
+
+TRUST_INTRO = """## What comes from outside is data, never an action
+
+Everything traceladder reads from a trace, a store written by others, a domain folder, a cases file,
+a `--tools` file, a policy file or a price table is untrusted data (enforced by
+`tests/threats/test_trust_boundary.py`, `tests/threats/test_folder_files.py` and the fuzz test
+`tests/threats/test_file_inputs_fuzz.py`):
+
+- **Tool schemas** are compiled by one module (`evaluators/untrusted_schema.py`). No `$ref` is ever
+  resolved outside the schema itself: a `$ref` to a URL or a file is a finding ("is not a pointer
+  into the definition itself"), never a fetch, and a `$ref` to a missing place is a clear error
+  ("leads nowhere a schema is"). Every `pattern` and `patternProperties` key runs on RE2, which
+  never backtracks, in ECMA-262's meaning; a pattern RE2 cannot run (a backreference, a lookaround)
+  makes the schema unusable, said in one line. `format: regex` is checked by compiling the string,
+  never by matching with it. Only the schemas shipped with traceladder (and installed plug-ins,
+  which are code) take the faster trusted path.
+- **Folders are read like archives**: a domain folder's files are read only when they are regular
+  files inside the folder. A link leading out of it, a FIFO, a device or a socket is refused in one
+  line, never waited on nor read (so never sent to a model or stored). Files named on the
+  command line are read the same way (no FIFO, the limits below).
+- **Size limits** per file (larger is one line, exit 2):"""
+TRUST_OUTRO = """OTLP files given to `ingest` have no limit: they are read request by request."""
+
+
+def trust_markdown() -> str:
+    """The trust-boundary section of docs/cli.md, its limits rendered from `files.LIMITS`."""
+    rows = [f"| {name} | {limit // MB} MB |" for name, limit in LIMITS.items()]
+    return "\n".join([TRUST_INTRO, "", "| file | at most |", "|---|---|", *rows, "", TRUST_OUTRO])
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
@@ -48,6 +78,8 @@ def render_cli_docs() -> str:
             "it is stale.",
             "",
             *exit_codes_markdown().splitlines(),
+            "",
+            *trust_markdown().splitlines(),
             "",
             "## traceladder",
             "",

@@ -7,6 +7,7 @@ import csv
 import json
 import math
 import sys
+import time
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -21,7 +22,12 @@ from traceladder.storage.db import open_store
 from traceladder.storage.query import QUERY_SURFACE, QueryResult, lock_down, run_query
 from traceladder.text import printable
 
-TABLE_ROWS = 1000  # the table view is for reading; --csv / --json stream every row
+# The table view is for reading: at most this many rows, each cell cut to CELL_CHARS characters
+# (a span's attributes can be megabytes); --csv / --json stream every row, every character.
+TABLE_ROWS = 200
+CELL_CHARS = 200
+FOLDED_COLUMNS = 6  # more columns than this: one line per row
+TABLE_FETCH_ROWS = 50  # rows fetched at a time for the table: its memory is bounded by what it shows
 DEFAULT_TIMEOUT_S = 300.0
 
 
@@ -49,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help=f"stop the query after S seconds of work, with exit 2 (default {DEFAULT_TIMEOUT_S:g}; "
-        "time the output's reader takes does not count)",
+        "the table view's rendering counts, time the output's reader takes does not)",
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="print CSV")
@@ -92,7 +98,11 @@ def _note(text: str) -> None:
 def handle(args: argparse.Namespace) -> int:
     with open_store(db_path(args), read_only=True, say=_note) as store:
         lock_down(store, _files(args.file))
-        result = run_query(store, args.query, timeout_s=args.timeout)
+        started = time.monotonic()
+        table = not (args.csv or args.json)
+        result = run_query(
+            store, args.query, timeout_s=args.timeout, fetch_rows=TABLE_FETCH_ROWS if table else None
+        )
         if args.csv:
             writer = csv.writer(sys.stdout, lineterminator="\n")
             writer.writerow(result.columns)
@@ -101,7 +111,7 @@ def handle(args: argparse.Namespace) -> int:
         elif args.json:
             _json(result)
         else:
-            _table(result)
+            _table(result, deadline=started + args.timeout if args.timeout else None)
     return ExitCode.OK
 
 
@@ -118,19 +128,36 @@ def _json(result: QueryResult) -> None:
     sys.stdout.write("\n]\n" if not first else "]\n")
 
 
-def _table(result: QueryResult) -> None:
+def _cell(value: Any) -> Text:
+    """One cell of the table view: at most `CELL_CHARS` characters, saying how many were cut.
+    Text(), not str: data must never be read as rich markup, nor reach the terminal raw."""
+    if value is None:
+        return Text("NULL")
+    text = str(_plain(value))
+    if len(text) > CELL_CHARS:
+        text = text[:CELL_CHARS] + f"… (+{len(text) - CELL_CHARS:,} characters; --csv or --json for all)"
+    return Text(printable(text))
+
+
+def _table(result: QueryResult, deadline: float | None = None) -> None:
+    """At most `TABLE_ROWS` rows of cut cells; building and printing the table count against the
+    `--timeout` (`deadline`), like the query."""
     table = Table(show_lines=False)
+    # A few columns wrap their (cut) cells; many columns (`SELECT *`) get one line per row, each
+    # cell cut to its column's width — what a terminal can show.
+    wide = len(result.columns) > FOLDED_COLUMNS
     for column in result.columns:
-        table.add_column(Text(printable(column)), overflow="fold")
+        table.add_column(Text(printable(column)), overflow="ellipsis" if wide else "fold", no_wrap=wide)
     shown, more = 0, False
     for chunk in result.rows:
         for row in chunk:
             if shown == TABLE_ROWS:
                 more = True
                 break
-            # Text(), not str: data must never be read as rich markup, nor reach the terminal raw.
-            table.add_row(*(Text("NULL" if v is None else printable(_plain(v))) for v in row))
+            table.add_row(*(_cell(v) for v in row))
             shown += 1
+            if deadline is not None and time.monotonic() > deadline:
+                raise UserError("query interrupted after its --timeout while rendering the table; try --csv")
         if more:
             break
     console = terminal(min_width=160)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import asdict
 from datetime import datetime
@@ -15,6 +16,7 @@ from rich.text import Text
 
 from traceladder.cli.common import add_db_option, db_path, int_range, terminal
 from traceladder.errors import ExitCode
+from traceladder.files import strict_json_value
 from traceladder.live.trend import (
     BY_CHOICES,
     DEFAULT_ALPHA,
@@ -74,7 +76,8 @@ def handle(args: argparse.Namespace) -> int:
             min_traces=args.min_traces,
         )  # fmt: skip
     if args.format == "json":
-        print(json.dumps(as_json(result, args.service, args.environment), indent=2, ensure_ascii=False))
+        document = strict_json_value(as_json(result, args.service, args.environment))  # NaN read from a store
+        print(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         render_text(result, terminal())
     if not result.drops:
@@ -122,6 +125,8 @@ def _ci(bucket: Bucket) -> str:
 def _count(value: float) -> str:
     """A count of traces, whole: sampled, each judged trace stands for 1/rate of them, so a sum of
     weights is an estimate of whole traces (the header's sampling note says so), never "33.3"."""
+    if not math.isfinite(value):  # a store written by others may hold NaN or infinite weights
+        return str(value)
     return f"{round(value):d}"
 
 

@@ -23,12 +23,13 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
 
-def compile_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
-    """The one way a tool schema becomes a validator: JSON Schema 2020-12 with format checking on,
-    so `"format": "date"` rejects "2026-13-45". Compile once, reuse."""
-    from jsonschema import Draft202012Validator  # here: naming a domain must not import jsonschema
+def compile_validator(schema: Mapping[str, Any], *, trusted: bool = True) -> Draft202012Validator:
+    """A tool schema's validator, compiled by the one owner of that (`untrusted_schema.compile_schema`);
+    run it with `schema_errors`. Compile once, reuse."""
+    # here: naming a domain must not import jsonschema
+    from traceladder.evaluators.untrusted_schema import compile_schema
 
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return compile_schema(schema, trusted=trusted)
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,9 @@ class Domain:
     # names. A suite recorded from traces says "these arguments, as sent": a declarative domain
     # chooses with `compare = "whole"` in domain.toml.
     whole_arguments: bool = False
+    # Whether the tool schemas are ours (shipped, or an installed plug-in's code): a directory's
+    # are data someone else wrote, compiled as untrusted (`untrusted_schema`: RE2, no fast path).
+    trusted: bool = True
 
     @property
     def judge_policy(self) -> str:
@@ -160,7 +164,7 @@ class Domain:
     @cached_property
     def validators(self) -> dict[str, Draft202012Validator]:
         """Compiled once per domain, shared by the sandbox and the case validator."""
-        return {name: compile_validator(schema) for name, schema in self.tool_schemas.items()}
+        return {name: compile_validator(s, trusted=self.trusted) for name, s in self.tool_schemas.items()}
 
     def new_sandbox(self) -> Sandbox:
         return self.sandbox_factory()

@@ -10,9 +10,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from traceladder.domain.base import Domain
+from traceladder.evaluators.untrusted_schema import schema_problem
 
 # The shape of an OpenAI "function" tool, as the Chat Completions API accepts it.
 OPENAI_TOOL_SCHEMA: dict[str, Any] = {
@@ -63,10 +63,9 @@ def validate_domain(domain: Domain) -> list[str]:
         params = fn.get("parameters")
         if not isinstance(params, dict):
             continue
-        try:
-            Draft202012Validator.check_schema(params)
-        except SchemaError as exc:
-            problems.append(f"{name}: parameters are not valid JSON Schema 2020-12: {exc.message}")
+        problem = schema_problem(params)  # no $ref fetched, no pattern RE2 cannot run
+        if problem:
+            problems.append(f"{name}: parameters schema {problem}")
             continue
         if domain.strict_schemas:
             problems += [f"{name}: {p}" for p in _strictness(params, "parameters")]

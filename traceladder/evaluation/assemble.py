@@ -105,7 +105,7 @@ def build_context(
         else:
             suite = load_cases(d, cases_path if name == default else None) if d.suite or cases_path else ()
         dimensions = tuple(d.suite.dimensions) if d.suite else ()
-        tools = SchemaRegistry(d.tool_schemas, f"domain:{d.name}")
+        tools = SchemaRegistry(d.tool_schemas, f"domain:{d.name}", trusted=d.trusted)
         domains[name] = DomainContext(
             name,
             DomainRules.of(d),

@@ -24,6 +24,8 @@ from typing import Any
 
 from traceladder.errors import UserError
 from traceladder.evaluators.policy import Confirmation, ParamRule, PolicySet
+from traceladder.evaluators.safe_regex import python_refusal
+from traceladder.files import LIMITS, read_input
 
 Where = tuple[str | int, ...]  # a key path into the document; ints index arrays
 SECTIONS = ("defaults", "service", "agent")
@@ -41,10 +43,7 @@ class _Problem(Exception):
 
 def load_policy(path: Path) -> PolicySet:
     """Read and validate the policy file at `path`."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the policy file: {exc.strerror or exc}") from None
+    data = read_input(path, "policy file", LIMITS["policy file"])
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -221,6 +220,10 @@ def _parameters(value: Any, where: Where) -> tuple[ParamRule, ...]:
         except re.error as exc:
             shown = f"'{item}'" if "'" not in item and "\n" not in item else json.dumps(item)
             raise _Problem(at, f"parameter rule {key!r} has an invalid regex {shown}: {exc}") from None
+        # matched against arguments from traces: RE2 (linear time), never `re`'s backtracking
+        why = python_refusal(item)
+        if why is not None:
+            raise _Problem(at, f"parameter rule {key!r} has a regex RE2 cannot run in linear time ({why})")
         rules.append(ParamRule(tool, param, pattern))
     return tuple(rules)
 

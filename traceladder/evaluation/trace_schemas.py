@@ -2,11 +2,12 @@
 itself captured (what the model was actually offered), or a file of OpenAI-format definitions the
 user names with `--tools`.
 
-Definitions captured from someone else's traces are untrusted input: each must be a valid JSON
-Schema (checked once per distinct set of definitions, then cached), they are never compiled
-into code (no fast path), and they are checked by a validator whose regular expressions run in
-linear time (`evaluators.untrusted_schema`). A set that is not usable makes rung 1
-`not_evaluated` with the reason — a broken definition is not a failing call.
+Definitions captured from someone else's traces, and a `--tools` file, are untrusted input: each
+must be a valid JSON Schema (checked once per distinct set of definitions, then cached), they are
+never compiled into code (no fast path), no `$ref` of theirs is ever fetched, and they are checked
+by a validator whose regular expressions run in linear time (`evaluators.untrusted_schema`, the one
+owner of that). A captured set that is not usable makes rung 1 `not_evaluated` with the reason — a
+broken definition is not a failing call; a `--tools` file that is not usable is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from traceladder.errors import UserError
 from traceladder.evaluators.schema import SchemaRegistry
-from traceladder.evaluators.untrusted_schema import unusable
+from traceladder.evaluators.untrusted_schema import schema_problem
+from traceladder.files import LIMITS, read_input
 from traceladder.storage.readers import Definitions
 
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -29,20 +28,12 @@ _CACHE_LIMIT = 10_000
 _cache: dict[str, SchemaRegistry | str] = {}  # by the set's digest
 
 
-def _usable(name: str, schema: Any, *, resolve: bool = True) -> str | None:
-    """Why a parameters schema cannot judge calls, or None when it can. `resolve`: follow its
-    references now, not mid-judging (a user's file; a captured one's are checked by `unusable`)."""
+def _usable(name: str, schema: Any) -> str | None:
+    """Why a parameters schema cannot judge calls, or None when it can."""
     if not isinstance(schema, dict):
         return f"the definition of {name} has parameters that are not a JSON object"
-    try:
-        Draft202012Validator.check_schema(schema)
-        if resolve:
-            Draft202012Validator(schema).is_valid({})
-    except SchemaError as exc:
-        return f"the definition of {name} is not a valid JSON Schema: {exc.message}"
-    except Exception as exc:  # an unresolvable $ref, a hostile pattern, …
-        return f"the definition of {name} cannot be used: {type(exc).__name__}"
-    return None
+    problem = schema_problem(schema)
+    return f"the definition of {name} {problem}" if problem else None
 
 
 def trace_registry(key: str, definitions: Definitions) -> SchemaRegistry | str:
@@ -63,13 +54,7 @@ def trace_registry(key: str, definitions: Definitions) -> SchemaRegistry | str:
         except (ValueError, RecursionError):
             problem = f"the definition of {name} has parameters that are not valid JSON"
             break
-        # what could reach the network or run unbounded is refused before jsonschema sees the schema
-        hostile = unusable(schema) if isinstance(schema, dict) else None
-        problem = (
-            f"the definition of {name} cannot be used: {hostile}"
-            if hostile
-            else _usable(name, schema, resolve=False)
-        )
+        problem = _usable(name, schema)
         if problem:
             break
         if name in schemas and schemas[name] != schema:
@@ -102,7 +87,7 @@ def load_tools_file(path: Path) -> SchemaRegistry:
     """`--tools FILE`: OpenAI-format tool definitions (`[{"type": "function", "function": {...}}]`,
     an object with a `tools` array, or bare `{"name", "parameters"}` objects)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_input(path, "--tools file", LIMITS["--tools file"]).decode("utf-8"))
         schemas: dict[str, Any] = {}
         for tool in _definitions(document):
             schema = tool.get("parameters", _EMPTY_OBJECT)
@@ -116,4 +101,4 @@ def load_tools_file(path: Path) -> SchemaRegistry:
         raise UserError(f"--tools {path}: {exc}") from None
     if not schemas:
         raise UserError(f"--tools {path}: no tool definitions")
-    return SchemaRegistry(schemas, f"tools:{path.name}")
+    return SchemaRegistry(schemas, f"tools:{path.name}", trusted=False)

@@ -40,6 +40,7 @@ import orjson
 
 from traceladder.evaluators.inputs import TraceInputs
 from traceladder.evaluators.policy import ParamRule, Policy
+from traceladder.evaluators.safe_regex import full_match
 from traceladder.evaluators.types import Call, Finding, RungResult
 from traceladder.trace_facts import TraceFacts
 
@@ -162,7 +163,7 @@ def _param(call: Call, name: str, rule: ParamRule) -> Finding | None:
     param, pattern = rule.param, rule.pattern.pattern
     value = call.arguments[param]
     text = value if isinstance(value, str) else _json_text(value)
-    if rule.pattern.fullmatch(text) is not None:
+    if full_match(rule.pattern.pattern, text):  # RE2: a policy's pattern never backtracks
         return None
     shown = text if len(text) <= _VALUE_CHARS else text[:_VALUE_CHARS] + "…"
     message = f"{name}.{param} (call {call.ordinal}) is {shown!r}, which does not match {pattern!r}"

@@ -117,3 +117,32 @@ def matches(pattern: str, text: str) -> bool:
     if refusal(pattern) is not None:
         return re.search(pattern, text) is not None
     return search(pattern, text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _python_compiled(pattern: str) -> Any:
+    return re2.compile(pattern, options=_OPTIONS)
+
+
+def python_refusal(pattern: str) -> str | None:
+    """Why RE2 cannot run a policy file's pattern (Python `re` syntax, which RE2 reads as is for
+    everything it supports), or None when it can."""
+    try:
+        _python_compiled(pattern)
+    except re2.error as exc:
+        why = exc.args[0] if exc.args else exc
+        return why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
+    except UnicodeError:
+        return "the pattern is not valid Unicode"
+    return None
+
+
+def full_match(pattern: str, text: str) -> bool:
+    """Whether a policy pattern (one `python_refusal` has nothing against) matches all of `text`,
+    in time linear in the text. A lone surrogate in the text is read as U+FFFD."""
+    compiled = _python_compiled(pattern)
+    try:
+        return compiled.fullmatch(text) is not None
+    except UnicodeEncodeError:
+        text = "".join("\ufffd" if 0xD800 <= ord(ch) < 0xE000 else ch for ch in text)
+        return compiled.fullmatch(text) is not None

@@ -23,11 +23,11 @@ import fastjsonschema
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import FormatError
 
-from traceladder.domain.base import compile_validator
+from traceladder.evaluators.classes import dominant
 from traceladder.evaluators.inputs import TraceInputs
 from traceladder.evaluators.safe_regex import matches
 from traceladder.evaluators.types import Call, CallCheck, Finding, RungResult, RungStatus
-from traceladder.evaluators.untrusted_schema import Uncheckable, untrusted_errors, untrusted_validator
+from traceladder.evaluators.untrusted_schema import Uncheckable, compile_schema, schema_errors
 
 if TYPE_CHECKING:
     from traceladder.evaluators.analysis import Analysis
@@ -119,12 +119,11 @@ class SchemaRegistry:
         self.unreadable = unreadable - self.schemas.keys()
         self.complete = complete
         # A schema someone else wrote is checked by a validator that cannot be made to hang.
-        compile_ = compile_validator if trusted else untrusted_validator
-        self.validators = {name: compile_(schema) for name, schema in self.schemas.items()}
-        # fastjsonschema generates Python source from the schema: only for schemas we ship or the
-        # user names, never for definitions a trace from elsewhere carried.
+        self.validators = {name: compile_schema(s, trusted=trusted) for name, s in self.schemas.items()}
+        # fastjsonschema generates Python source from the schema (and matches patterns with `re`):
+        # only for schemas we ship, never for a trace's, a folder's or a --tools file's.
         self.fast = {name: fast_validator(schema) for name, schema in self.schemas.items()} if trusted else {}
-        self._memo: dict[tuple[str, str, bool], tuple[str | None, str, tuple[tuple[str, str], ...]]] = {}
+        self._memo: dict[tuple[str, str, bool], tuple[str | None, str, tuple[tuple[str, str, str], ...]]] = {}
         self._uncheckable: dict[tuple[str, str, bool], str] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -148,9 +147,10 @@ class SchemaRegistry:
             )
         return None
 
-    def _judge(self, call: Call) -> tuple[str | None, str, tuple[tuple[str, str], ...]]:
-        """(failure code or None, explanation, per-parameter errors) for one call, memoised by
-        (tool, argument text): one dictionary lookup for every call seen before."""
+    def _judge(self, call: Call) -> tuple[str | None, str, tuple[tuple[str, str, str], ...]]:
+        """(failure code or None, explanation, per-parameter (param, message, class) errors) for one
+        call, memoised by (tool, argument text): one dictionary lookup for every call seen before.
+        The call's class is the dominant of its errors' classes (`error_class`)."""
         raw = call.raw if call.raw is not None else json.dumps(call.arguments, sort_keys=True)
         key = (call.name, raw, call.parsed)
         found = self._memo.get(key)
@@ -159,7 +159,7 @@ class SchemaRegistry:
         if key in self._uncheckable:
             raise Uncheckable(self._uncheckable[key])
         validator = self.validators.get(call.name)
-        errors: tuple[tuple[str, str], ...] = ()
+        errors: tuple[tuple[str, str, str], ...] = ()
         unchecked = self.why_unchecked(call.name) if validator is None else None
         shape = format_problem(call)
         if validator is None and unchecked is None:
@@ -172,19 +172,17 @@ class SchemaRegistry:
             found = (None, "", ())
         else:
             try:
-                raised = (
-                    validator.iter_errors(call.arguments)
-                    if self.trusted
-                    else untrusted_errors(validator, call.arguments)
-                )
+                raised = schema_errors(validator, call.arguments)
             except Uncheckable as exc:  # remembered: the same call costs the budget once
                 self._uncheckable[key] = str(exc)
                 raise
             errors = tuple(
-                (param, _clipped(err.message)) for err in raised for param in _params_of(err, call.arguments)
+                (param, _clipped(err.message), error_class(err))
+                for err in raised
+                for param in _params_of(err, call.arguments)
             )
-            message = "; ".join(f"{call.name}: {msg}" for _, msg in errors)
-            found = ("PARAM_WRONG_FORMAT" if errors else None, message, errors)
+            message = "; ".join(f"{call.name}: {msg}" for _, msg, _ in errors)
+            found = (dominant(code for _, _, code in errors), message, errors)
         if len(self._memo) >= _MEMO_LIMIT:
             self._memo.clear()
         self._memo[key] = found
@@ -202,10 +200,10 @@ class SchemaRegistry:
 
     def errors(self, call: Call) -> tuple[tuple[str, str], ...]:
         """(top-level parameter or "(arguments)", message) for every schema violation."""
-        return self._judge(call)[2]
+        return tuple((param, message) for param, message, _ in self._judge(call)[2])
 
     def bad_params(self, call: Call) -> set[str]:
-        return {param for param, _ in self._judge(call)[2]}
+        return {param for param, _, _ in self._judge(call)[2]}
 
     def check(self, call: Call) -> tuple[str | None, str]:
         """(failure code or None, explanation) for one call."""
@@ -225,6 +223,30 @@ def _rebuild(
     complete: bool,
 ) -> SchemaRegistry:
     return SchemaRegistry(schemas, source, trusted, unreadable=unreadable, complete=complete)
+
+
+# A schema error's class, by the keyword that failed — the classes rung 2 gives the same defect
+# offline (docs/judging.md): a missing required property is PARAM_MISSING, a property the schema
+# does not allow PARAM_UNEXPECTED, anything else (type, format, pattern, enum, bounds) about a
+# value that is there PARAM_WRONG_FORMAT.
+_CLASS_OF_KEYWORD = {
+    "required": "PARAM_MISSING",
+    "dependentRequired": "PARAM_MISSING",
+    "additionalProperties": "PARAM_UNEXPECTED",
+    "unevaluatedProperties": "PARAM_UNEXPECTED",
+}
+
+
+def error_class(err: Any) -> str:
+    """The failure class of one schema error (see `_CLASS_OF_KEYWORD`), for the arguments object
+    itself; an error inside a parameter (a nested property missing) is about that parameter's
+    format, as rung 2 classifies it."""
+    keyword = err.validator
+    if err.absolute_path:  # inside a parameter: that parameter's value is malformed (as rung 2 says)
+        return "PARAM_WRONG_FORMAT"
+    if keyword in ("additionalProperties", "unevaluatedProperties") and err.validator_value is not False:
+        return "PARAM_WRONG_FORMAT"
+    return _CLASS_OF_KEYWORD.get(keyword, "PARAM_WRONG_FORMAT")
 
 
 def format_problem(call: Call) -> str | None:
@@ -329,12 +351,12 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
             findings.append(
                 Finding(NUMBER, code, message, tool=call.name, actual=call.raw, ordinal=call.ordinal)
             )
-        for param, msg in errors:
+        for param, msg, kind in errors:
             value = call.arguments.get(param) if param != "(arguments)" else call.arguments
             findings.append(
                 Finding(
                     NUMBER,
-                    code or "",
+                    kind,
                     f"{call.name}: {msg}",
                     call.name,
                     param,

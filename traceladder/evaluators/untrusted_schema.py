@@ -1,10 +1,19 @@
-"""Validators for JSON Schemas someone else wrote: the tool definitions captured in their traces.
+"""How every tool schema becomes a validator — the one trust boundary for schemas.
 
-Checked with jsonschema (Draft 2020-12, format checking on, as `domain.base.compile_validator`),
-through its `validators.extend` API, with three keywords whose regular expressions run on RE2
-(`safe_regex`): `pattern`, `patternProperties` and `additionalProperties` — jsonschema's own
-messages kept word for word. `unusable` says beforehand what such a validator could not check
-safely; a schema it names is not used (rung 1 `not_evaluated`, with the reason):
+A parameters schema read from a trace, a store written by others, a domain folder, a cases file or
+a `--tools` file is data someone else wrote. Every path that compiles one goes through this module:
+`schema_problem` says why it cannot be used (not JSON Schema 2020-12, or `unusable` below: a remote
+or file `$ref` is a finding here, never a fetch), `compile_schema` builds its validator and
+`schema_errors` runs it within a budget. Only the schemas shipped with traceladder or an installed
+plug-in (code already) are `trusted`: plain jsonschema, still with no `$ref` ever retrieved.
+
+Untrusted schemas are checked with jsonschema (Draft 2020-12, format checking on), through its
+`validators.extend` API, with three keywords whose regular expressions run on RE2 (`safe_regex`):
+`pattern`, `patternProperties` and `additionalProperties` — jsonschema's own messages kept word for
+word. `format: regex` is checked as jsonschema does, by compiling the string with `re` (compiling
+never matches, so it never backtracks; a pattern nested too deeply is `Uncheckable`).
+`unusable` says beforehand what such a validator could not check safely; a schema it names is
+not used (a captured one: rung 1 `not_evaluated`, with the reason; a file's: one line, exit 2):
 
 - a pattern RE2 refuses (a backreference, a lookaround, a count above 1000);
 - `unevaluatedProperties` beside `patternProperties` (jsonschema matches that pair with `re`);
@@ -26,7 +35,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import SchemaError, ValidationError
+from referencing import Registry
+from referencing.exceptions import NoSuchResource
 
 from traceladder.evaluators.safe_regex import cost, refusal, search
 
@@ -202,7 +213,7 @@ def untrusted_errors(validator: Any, arguments: Any) -> list[ValidationError]:
         raise Uncheckable(
             "the captured definition refers to itself without end, or the argument is nested too deeply"
         ) from None
-    except Exception as exc:  # e.g. OverflowError: multipleOf 0.5 against 1e400
+    except Exception as exc:  # e.g. OverflowError: multipleOf 0.5 against 1e400; a $ref not retrieved
         raise Uncheckable(f"the validator cannot check it ({type(exc).__name__})") from None
 
 
@@ -221,6 +232,50 @@ def _without_dialect(schema: Any) -> Any:
     return out
 
 
+def _refuse(uri: str) -> Any:
+    """The retriever of every validator: a `$ref` outside the schema is never fetched (jsonschema's
+    default would open a URL or a file); it fails as `Uncheckable` where `unusable` let it by."""
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+# Every validator resolves `$ref` against this registry: the schema's own subschemas, nothing more.
+NO_RETRIEVAL: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+
+
 def untrusted_validator(schema: Mapping[str, Any]) -> Any:
     """A validator for a captured schema (one `unusable` has nothing against)."""
-    return LinearRegexValidator(_without_dialect(schema), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return LinearRegexValidator(
+        _without_dialect(schema), format_checker=Draft202012Validator.FORMAT_CHECKER, registry=NO_RETRIEVAL
+    )
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why a parameters schema from outside cannot judge calls, or None: one line, to follow
+    "the definition of NAME " or "parameters ". Checked before anything compiles it: what could reach
+    the network or run unbounded (`unusable`) first, then JSON Schema 2020-12's meta-schema."""
+    if not isinstance(schema, dict):
+        return "is not a JSON object"
+    try:
+        hostile = unusable(schema)
+        if hostile:
+            return f"cannot be used: {hostile}"
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return f"is not valid JSON Schema 2020-12: {exc.message}"
+    except RecursionError:
+        return "cannot be used: it is nested too deeply"
+    return None
+
+
+def compile_schema(schema: Mapping[str, Any], *, trusted: bool) -> Any:
+    """The one way a tool schema becomes a validator: JSON Schema 2020-12 with format checking on
+    (so `"format": "date"` rejects "2026-13-45"), no `$ref` ever retrieved. `trusted` (shipped with
+    traceladder or an installed plug-in): jsonschema as it is; else the linear-time validator, for
+    a schema `schema_problem` has nothing against. Run it with `schema_errors`."""
+    if not trusted:
+        return untrusted_validator(schema)
+    formats = Draft202012Validator.FORMAT_CHECKER
+    return Draft202012Validator(schema, format_checker=formats, registry=NO_RETRIEVAL)
+
+
+schema_errors = untrusted_errors  # the one way to run a validator from `compile_schema`

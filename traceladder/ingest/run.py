@@ -37,8 +37,9 @@ BATCH_BYTES = 64 << 20
 # DuckDB's share while ingesting: enough for a batch's insert and fold, the rest evicted.
 INGEST_MEMORY = "256MB"
 # A batch that needs more (spans of megabytes each; DuckDB works 2,048 rows at a time) is written
-# once more with this much: the cap bounds the cache, it must never fail an ingest.
-INGEST_MEMORY_ROOMY = "2GB"
+# again with each of these in turn (a trace with a 50 MB argument needs ~2.2 GB; "80%" is DuckDB's
+# own default): the cap bounds the cache, it must never fail an ingest.
+INGEST_MEMORY_ROOMY = ("2GB", "80%")
 
 
 @dataclass
@@ -89,14 +90,33 @@ class _Buffer:
         self.rows = self.bytes = 0
 
 
+def _out_of_memory(exc: BaseException | None) -> bool:
+    """Whether DuckDB running out of memory is what failed, even when a later statement's error
+    replaced it (cleaning up inside the aborted transaction fails with "Current transaction is
+    aborted", whose context is the real cause)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 def _roomy(store: Store, write: Callable[[], _T]) -> _T:
-    """`write()` under the cap, or once more with room when DuckDB runs out of memory (the
-    transaction was rolled back, and the write is idempotent)."""
-    try:
+    """`write()` under the cap, or again with more room each time DuckDB runs out of memory
+    (`INGEST_MEMORY_ROOMY`). Each retry is a new transaction: the failed one was rolled back
+    (`Store.transaction`), and the write is idempotent."""
+    for room in (None, *INGEST_MEMORY_ROOMY[:-1]):
+        try:
+            if room is None:
+                return write()
+            with store.memory_limit(room):
+                return write()
+        except duckdb.Error as exc:
+            if not _out_of_memory(exc):
+                raise
+    with store.memory_limit(INGEST_MEMORY_ROOMY[-1]):
         return write()
-    except duckdb.OutOfMemoryException:
-        with store.memory_limit(INGEST_MEMORY_ROOMY):
-            return write()
 
 
 def ingest(

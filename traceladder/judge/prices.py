@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from traceladder.errors import UserError
+from traceladder.files import LIMITS, read_input
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,10 @@ def load_prices(path: Path | None = None) -> Prices:
     shipped = (resources.files("traceladder.judge") / "prices.toml").read_text(encoding="utf-8")
     table = _read(shipped, "prices.toml")
     if path is not None:
+        data = read_input(path, "price table", LIMITS["price table"])
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"cannot read the price table {path}: {exc}") from None
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UserError(f"the price table {path} is not UTF-8 text") from None
         table.update(_read(text, str(path)))
     return Prices(table)

@@ -138,12 +138,16 @@ class QueryBudget:
                 self.left = 0.0
 
 
-def run_query(store: Store, sql: str, *, timeout_s: float | None = None) -> QueryResult:
+def run_query(
+    store: Store, sql: str, *, timeout_s: float | None = None, fetch_rows: int | None = None
+) -> QueryResult:
     """Run one statement on a locked-down connection; `UserError` with one line on any error,
     and when the query's DuckDB time passes `timeout_s` (see `QueryBudget`).
 
-    Rows come back in chunks of `FETCH_ROWS` as the caller consumes them.
+    Rows come back in chunks of `fetch_rows` (default `FETCH_ROWS`) as the caller consumes them:
+    a caller that shows a few rows of wide ones asks for small chunks.
     """
+    size = fetch_rows or FETCH_ROWS
     try:
         statements = store.conn.extract_statements(sql)
     except duckdb.Error as exc:
@@ -155,7 +159,7 @@ def run_query(store: Store, sql: str, *, timeout_s: float | None = None) -> Quer
         with store.lock, budget.running():
             cursor = store.conn.execute(sql)
             columns = [d[0] for d in cursor.description or []]
-            first = cursor.fetchmany(FETCH_ROWS) if cursor.description else []
+            first = cursor.fetchmany(size) if cursor.description else []
     except duckdb.Error as exc:
         raise _refusal(exc) from None
 
@@ -163,11 +167,11 @@ def run_query(store: Store, sql: str, *, timeout_s: float | None = None) -> Quer
         chunk = first
         while chunk:
             yield chunk
-            if len(chunk) < FETCH_ROWS:
+            if len(chunk) < size:
                 return
             try:
                 with store.lock, budget.running():
-                    chunk = cursor.fetchmany(FETCH_ROWS)
+                    chunk = cursor.fetchmany(size)
             except duckdb.Error as exc:
                 raise UserError(f"SQL error while reading results: {first_line(exc)}") from None
 

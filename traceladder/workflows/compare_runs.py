@@ -89,7 +89,14 @@ def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: flo
     _check_group("B", infos_b)
     side_a = [load_report(store, r) for r in a]
     side_b = [load_report(store, r) for r in b]
-    return compare_sides(side_a, side_b, alpha=alpha, dimensions=_dimensions(infos_a[0].domain))
+    comparison = compare_sides(side_a, side_b, alpha=alpha, dimensions=_dimensions(infos_a[0].domain))
+    if not comparison["paired_cases"]:  # "0/0 … no significant difference" would be a verdict on nothing
+        only = f"A ran {len(comparison['only_a'])}, B ran {len(comparison['only_b'])} other cases"
+        raise UserError(
+            f"not compared: the runs have no scored case in common ({only}, "
+            f"{len(comparison['unpaired'])} without a scored trial on both sides)"
+        )
+    return comparison
 
 
 def leaderboard_of(store: Store, run_ids: Sequence[str], *, prices: Path | None = None) -> dict[str, Any]:

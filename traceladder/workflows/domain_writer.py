@@ -129,7 +129,10 @@ def _record(case: SuiteCase, case_id: str, category: str) -> dict[str, Any]:
 
 
 def _jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    # strict JSON: from_traces refused NaN and infinities already; this line makes it a rule
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records), "utf-8"
+    )
 
 
 def _s(value: str) -> str:

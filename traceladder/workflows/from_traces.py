@@ -17,18 +17,16 @@ line. Nothing is written until everything is known: see `domain_writer.write_dom
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from traceladder.domain.base import compile_validator
-from traceladder.domain.declarative.replay import replay_key
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
+from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
 from traceladder.storage.conversations import read_exchanges
 from traceladder.storage.db import Store
 from traceladder.storage.readers import read_call_table
@@ -84,7 +82,10 @@ def from_traces(
         for t in ids
     ]
     tools = _tools(recorded)
-    validators = {name: compile_validator(tool["function"]["parameters"]) for name, tool in tools.items()}
+    # the traces' own definitions: untrusted, like every schema read from a trace
+    validators = {
+        name: compile_validator(tool["function"]["parameters"], trusted=False) for name, tool in tools.items()
+    }
     cases: list[SuiteCase] = []
     skipped: list[tuple[str, str]] = []
     seen: dict[str, str] = {}
@@ -128,13 +129,11 @@ def _tools(recorded: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
                 continue  # a name without a schema defines nothing a call can be checked against
             try:
                 schema = json.loads(parameters)
-                Draft202012Validator.check_schema(schema)
             except (ValueError, RecursionError):
                 raise UserError(f"trace {trace.trace_id}: the definition of {name} is not JSON") from None
-            except SchemaError as exc:
-                raise UserError(
-                    f"trace {trace.trace_id}: the definition of {name} is not JSON Schema: {exc.message}"
-                ) from None
+            problem = schema_problem(schema)
+            if problem:  # a remote $ref is refused here, never fetched
+                raise UserError(f"trace {trace.trace_id}: the definition of {name} {problem}")
             function: dict[str, Any] = {"name": name}
             if description:
                 function["description"] = description
@@ -150,7 +149,7 @@ def _tools(recorded: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
     return tools
 
 
-def _unusable(trace: Recorded, validators: dict[str, Draft202012Validator], seen: dict[str, str]) -> str:
+def _unusable(trace: Recorded, validators: dict[str, Any], seen: dict[str, str]) -> str:
     """Why a trace cannot be a case ("" when it can)."""
     if not (trace.instruction and trace.instruction.strip()):
         return "no user request recorded (the instruction of the case)"
@@ -164,10 +163,43 @@ def _unusable(trace: Recorded, validators: dict[str, Draft202012Validator], seen
         if arguments is None:
             shown = (raw or "")[:80]
             return f"call {ordinal} {tool}: its arguments are not a JSON object ({shown!r})"
-        errors = sorted(validators[tool].iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        try:
+            found = schema_errors(validators[tool], arguments)
+        except Uncheckable as exc:
+            return f"call {ordinal} {tool}: its arguments cannot be checked against the definition: {exc}"
+        errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
         if errors:
             return f"call {ordinal} {tool}: its arguments do not fit the definition: {errors[0].message}"
+    return _unwritable(trace)
+
+
+def _unwritable(trace: Recorded) -> str:
+    """Why what the trace recorded cannot be written as strict UTF-8 JSON ("" when it can): a NaN
+    or an infinity in the arguments (`NaN`, `1e999`: Python would write bare `NaN`/`Infinity`),
+    or a lone surrogate (`"\\ud800"`, which UTF-8 cannot carry) anywhere the suite would hold it."""
+    if _surrogate(trace.instruction or ""):
+        return "its user request holds a lone surrogate (not UTF-8)"
+    for tool, raw, _, result, ordinal in trace.calls:
+        arguments = _object(raw) or {}
+        if _non_finite(arguments):
+            return f"call {ordinal} {tool}: its arguments hold NaN or an infinity, which JSON cannot carry"
+        if _surrogate(json.dumps(arguments, ensure_ascii=False)) or _surrogate(result or ""):
+            return f"call {ordinal} {tool}: its arguments or result hold a lone surrogate (not UTF-8)"
     return ""
+
+
+def _surrogate(text: str) -> bool:
+    return not text.isascii() and any(0xD800 <= ord(c) < 0xE000 for c in text)
+
+
+def _non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_non_finite(v) for v in value)
+    return False
 
 
 def _object(raw: str | None) -> dict[str, Any] | None:
@@ -223,18 +255,13 @@ def _leaves(value: Any) -> list[str]:
 
 
 def _responses(recorded: Sequence[Recorded]) -> list[dict[str, Any]]:
-    """Recorded results in trace order. A result identical to the last one recorded for the same
-    call is not repeated; a different one is kept, and replay serves them in this order."""
+    """Every recorded result, in trace order: a call polled three times (pending, pending, done) is
+    three lines, and replay serves them in this order (the last repeats once they run out)."""
     lines: list[dict[str, Any]] = []
-    last: dict[tuple[str, str], tuple[str, bool]] = {}
     for trace in recorded:
         for tool, raw, ok, result, _ in trace.calls:
             if result is None:
                 continue  # the trace saw the call but not what it returned: nothing to replay
-            key = replay_key(tool, raw or "")
-            if last.get(key) == (result, ok):
-                continue
-            last[key] = (result, ok)
             arguments = _object(raw)
             line: dict[str, Any] = {"tool": tool}
             line.update({"arguments": arguments} if arguments is not None else {"arguments_raw": raw or ""})

@@ -28,7 +28,7 @@ from traceladder.cases.spec import CategorySpec, SuiteSpec, SuiteTotals
 from traceladder.domain.base import ChainSpec, Domain
 from traceladder.domain.declarative.replay import Recorded, ReplaySandbox, replay_key
 from traceladder.errors import UserError
-from traceladder.files import jsonl_lines
+from traceladder.files import LIMITS, jsonl_lines, outside, read_input
 
 PREFIX = "dir:"
 FIXTURE = "recorded"  # the one `context.db_fixture` of a declarative suite: the recorded results
@@ -80,6 +80,9 @@ def read_directory(path: Path) -> tuple[Domain | None, list[str]]:
         return None, [f"{path} is not a directory"]
     problems: list[str] = []
     files = _read_files(path, problems)
+    escape = outside(path, "cases.jsonl")  # read later, by the suite's reader: checked here
+    if escape:
+        problems.append(escape)
     if files is None or problems:
         return None, problems
     try:
@@ -93,15 +96,21 @@ class _Invalid(ValueError):
 
 
 def _read(path: Path, name: str, problems: list[str], *, required: bool) -> bytes | None:
+    """A file of the folder, read like an archive member: no link out of the folder, nothing but a
+    regular file, at most its limit (`files.LIMITS`)."""
     file = path / name
-    if not file.exists():
+    if not file.exists() and not file.is_symlink():
         if required:
             problems.append(f"{name} is missing")
         return None
+    escape = outside(path, name)
+    if escape:
+        problems.append(escape)
+        return None
     try:
-        return file.read_bytes()
-    except OSError as exc:
-        problems.append(f"{name} cannot be read: {exc.strerror or type(exc).__name__}")
+        return read_input(file, name, LIMITS[name])
+    except UserError as exc:
+        problems.append(str(exc).replace(f"{name} {file}", name, 1))
         return None
 
 
@@ -151,8 +160,7 @@ def _tools(data: bytes | None, problems: list[str]) -> list[dict[str, Any]] | No
         return None
     # Here, not at import: the registry imports this module to resolve every --domain, and a
     # built-in domain's name must not load jsonschema (~130 ms) for `report`.
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
+    from traceladder.evaluators.untrusted_schema import schema_problem
 
     ok = True
     for index, tool in enumerate(tools):
@@ -166,12 +174,9 @@ def _tools(data: bytes | None, problems: list[str]) -> list[dict[str, Any]] | No
             )
             ok = False
             continue
-        try:
-            Draft202012Validator.check_schema(params)
-        except SchemaError as exc:
-            problems.append(
-                f"tools.json[{index}] {name}: parameters are not JSON Schema 2020-12: {exc.message}"
-            )
+        problem = schema_problem(params)  # a folder's schemas are data: no $ref fetched, RE2 patterns
+        if problem:
+            problems.append(f"tools.json[{index}] {name}: parameters schema {problem}")
             ok = False
     return tools if ok else None
 
@@ -323,6 +328,7 @@ def _build(path: Path, files: _Files) -> Domain:
         input_files=dict(files.raw),
         extra_checks=lambda d: _recorded_problems(d, files.responses, aborts),
         strict_schemas=False,
+        trusted=False,
         whole_arguments=config.get("compare", COMPARE[0]) == "whole",
     )
     return domain
@@ -385,6 +391,8 @@ def _recorded_problems(
     domain: Domain, responses: list[tuple[int, dict[str, Any]]], aborts: frozenset[str]
 ) -> list[str]:
     """Every recorded call names a defined tool and (when it is an object) fits its schema."""
+    from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors
+
     problems = []
     validators = domain.validators
     for number, record in responses:
@@ -392,7 +400,12 @@ def _recorded_problems(
         if tool not in validators:
             problems.append(f"responses.jsonl:{number}: {tool!r} is not a tool in tools.json")
             continue
-        for err in validators[tool].iter_errors(record.get("arguments", {})) if "arguments" in record else ():
+        try:
+            errors = schema_errors(validators[tool], record["arguments"]) if "arguments" in record else []
+        except Uncheckable as exc:
+            problems.append(f"responses.jsonl:{number}: {tool} arguments cannot be checked: {exc}")
+            continue
+        for err in errors:
             where = ".".join(str(p) for p in err.absolute_path)
             problems.append(
                 f"responses.jsonl:{number}: {tool} arguments{'.' + where if where else ''}: {err.message}"

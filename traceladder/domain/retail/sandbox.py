@@ -92,7 +92,12 @@ class RetailSandbox:
                 return ToolOutcome.error("invalid_json", f"arguments are not valid JSON: {exc}")
         if not isinstance(arguments, dict):
             return ToolOutcome.error("arguments_not_object", "arguments must be a JSON object")
-        errors = sorted(self._validators[tool].iter_errors(arguments), key=lambda e: e.path)
+        from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors
+
+        try:
+            errors = sorted(schema_errors(self._validators[tool], arguments), key=lambda e: e.path)
+        except Uncheckable as exc:
+            return ToolOutcome.error("invalid_arguments", f"(root): {exc}")
         if errors:
             where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
             return ToolOutcome.error("invalid_arguments", f"{where}: {errors[0].message}")
