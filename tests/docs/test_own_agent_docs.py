@@ -37,7 +37,18 @@ def test_the_page_runs_as_written(tmp_path: Path) -> None:
     cases = [json.loads(x) for x in (tmp_path / "my-agent" / "cases.jsonl").read_text().splitlines()]
     assert {c["dimension"] for c in cases} == {"D3"}
     assert rows(tmp_path / "ci.duckdb", "SELECT DISTINCT verdict FROM case_results") == [("PASS",)]
-    # the MCP section: the agent's calls through `tools serve` are execute_tool spans in its case
+    # the MCP section: through the run's own server ($TRACELADDER_MCP_URL), each call in its case
+    assert rows(
+        tmp_path / "mcp-http.duckdb",
+        "SELECT c.case_id, s.name FROM spans s JOIN case_runs c USING (trace_id) "
+        "WHERE s.name LIKE 'execute_tool %' ORDER BY c.case_id, s.start_ns",
+    ) == [
+        ("fc-d2-001", "execute_tool request_address_update"),
+        ("fc-d4-001", "execute_tool request_cancel"),
+        ("fc-d4-001", "execute_tool confirm_action"),
+    ]
+    assert rows(tmp_path / "mcp-http.duckdb", "SELECT DISTINCT verdict FROM case_results") == [("PASS",)]
+    # and through `tools serve` over stdio, launched by the agent
     assert rows(
         tmp_path / "mcp.duckdb",
         "SELECT c.case_id, s.name FROM spans s JOIN case_runs c USING (trace_id) "

@@ -52,6 +52,7 @@ from traceladder.storage.runs import NewRun, create_run, mark_running, recorded_
 from traceladder.subject.attribution import CaseSpanExporter, CaseTraces
 from traceladder.subject.case_input import ModelAccess
 from traceladder.subject.case_run import CaseSetting, run_agent_case
+from traceladder.subject.mcp_tools import mcp_tools
 from traceladder.subject.python_agent import load_agent
 from traceladder.subject.run_server import RunServer, serving
 from traceladder.subject.spec import COMMAND, PYTHON, AgentSpec, agent_spec
@@ -170,7 +171,7 @@ def run_agent(
             run_id, suite.path.name, domain.name, plan.spec.subject, "agent", None, plan.recorded(), hashes,
             {"case_ids": [c.id for c in selected], "repeat": repeat}, len(selected) * repeat,
         ))  # fmt: skip
-    with serving(store, traces, sim) as server:
+    with serving(store, traces, sim) as server, mcp_tools(domain, server) as mcp_url:
         model = _model_access(plan, server)
         setting = CaseSetting(
             plan.spec,
@@ -181,6 +182,7 @@ def run_agent(
             model,
             plan.timeout_s,
             agent_fn,
+            mcp_url,
         )
         summary = _drive(
             store, setting, sim, selected, repeat, request, provider, exporter, progress, on_start

@@ -4,7 +4,8 @@ Both carry the same fields: the case id, run id and repeat; the user's message(s
 system prompt and tool definitions (OpenAI format); and the model to use — a `sim:` model served
 on 127.0.0.1 for the run, or the configured endpoint (its key only in the object and the process
 environment, never recorded). A Python agent calls `case.call_tool(name, arguments)`; a command
-POSTs `{"name", "arguments"}` to `tools_url`.
+POSTs `{"name", "arguments"}` to `tools_url`. Either may mount `mcp_url` instead, the case run's
+own MCP endpoint (streamable HTTP; None when the `mcp` extra is not installed).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class AgentCase:
     base_url: str | None
     api_key: str | None
     tools_url: str | None
+    mcp_url: str | None
     _toolbox: ToolBox = field(repr=False, compare=False)
 
     @property
@@ -57,4 +59,5 @@ class AgentCase:
             "case_id": self.id, "run_id": self.run_id, "repeat": self.repeat, "dimension": self.dimension,
             "messages": list(self.messages), "system_prompt": self.system_prompt, "tools": list(self.tools),
             "model": self.model, "base_url": self.base_url, "tools_url": self.tools_url,
+            "mcp_url": self.mcp_url,
         }  # fmt: skip

@@ -28,6 +28,7 @@ from traceladder.instrumentation import semconv as sc
 from traceladder.subject.attribution import CaseRoot, CaseTraces
 from traceladder.subject.case_input import AgentCase, ModelAccess
 from traceladder.subject.command_agent import CommandResult, case_environment, run_command
+from traceladder.subject.mcp_tools import McpUrl
 from traceladder.subject.python_agent import AgentFailed, AgentFn, call_agent
 from traceladder.subject.run_server import RunServer
 from traceladder.subject.spec import AgentSpec
@@ -46,6 +47,7 @@ class CaseSetting:
     model: ModelAccess
     timeout_s: float
     agent_fn: AgentFn | None  # the loaded callable (python agents)
+    mcp_url: McpUrl | None = None  # the run's MCP tool server (None: the `mcp` extra is missing)
 
 
 def run_agent_case(
@@ -77,11 +79,11 @@ def run_agent_case(
         s.traces.add(case.id, repeat, CaseRoot(trace_id, format(ctx.span_id, "016x")))
         deadline = started + s.timeout_s
         try:
-            with s.server.tools_for(toolbox) as tools_url:
+            with s.server.tools_for(toolbox) as key:
                 agent_case = AgentCase(
                     case.id, run_id, repeat, case.dimension, ({"role": "user", "content": case.instruction},),
                     s.domain.system_prompt, s.domain.tools, s.model.name, s.model.base_url, s.model.api_key,
-                    tools_url, toolbox,
+                    s.server.tools_url(key), s.mcp_url(key) if s.mcp_url else None, toolbox,
                 )  # fmt: skip
                 if s.agent_fn is not None:
                     final_text = call_agent(s.agent_fn, agent_case, deadline, stop)
@@ -126,7 +128,7 @@ def _command(
         case_file.flush()
         env = case_environment(
             os.environ, receiver_url=s.server.url, run_id=case.run_id, case_id=case.id, repeat=case.repeat,
-            traceparent=traceparent, tools_url=case.tools_url or "", model=case.model,
+            traceparent=traceparent, tools_url=case.tools_url or "", mcp_url=case.mcp_url, model=case.model,
             model_url=case.base_url, api_key=case.api_key, case_file=case_file.name,
         )  # fmt: skip
         try:

@@ -48,19 +48,21 @@ def case_environment(
     repeat: int,
     traceparent: str,
     tools_url: str,
+    mcp_url: str | None,
     model: str,
     model_url: str | None,
     api_key: str | None,
     case_file: str,
 ) -> dict[str, str]:
-    """The one place a command agent's environment is built (add a variable here, e.g. the MCP
-    tool server's URL, and every case gets it).
+    """The one place a command agent's environment is built (add a variable here and every case
+    gets it).
 
     `OTEL_EXPORTER_OTLP_ENDPOINT` points at the run's receiver; `OTEL_RESOURCE_ATTRIBUTES` carries
     the run id, case id and repeat (every OTel SDK honours it, so each span is attributed to its
     case even when the SDK starts a trace of its own); `TRACEPARENT` lets an SDK that reads it
-    join the case's root span. Exporter settings of the parent that would send spans elsewhere
-    are replaced, not merged."""
+    join the case's root span; `TRACELADDER_MCP_URL` is the case run's MCP tool server (only when
+    the run has one: the `mcp` extra is installed). Exporter settings of the parent that would
+    send spans elsewhere are replaced, not merged; a parent's MCP URL is dropped."""
     env = {k: v for k, v in base.items() if not k.startswith("OTEL_EXPORTER_OTLP_")}
     resource = {sc.RUN_ID: run_id, sc.CASE_ID: case_id, sc.CASE_REPEAT: str(repeat)}
     env.update({
@@ -76,6 +78,9 @@ def case_environment(
         "TRACELADDER_MODEL": model,
         "OPENAI_MODEL": model,
     })  # fmt: skip
+    env.pop("TRACELADDER_MCP_URL", None)  # a parent's (an enclosing run's) never reaches a case
+    if mcp_url:
+        env["TRACELADDER_MCP_URL"] = mcp_url
     if model_url:
         env["OPENAI_BASE_URL"] = model_url
     if api_key:

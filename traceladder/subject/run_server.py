@@ -54,15 +54,27 @@ class RunServer(ThreadingHTTPServer):
 
     @contextmanager
     def tools_for(self, toolbox: ToolBox) -> Iterator[str]:
-        """A URL through which a process calls this case's tools, valid while the block runs."""
+        """A key naming this case run's tools while the block runs: an unguessable token, unique
+        across repeats of one case, dead once the block ends. `tools_url(key)` is its `call_tool`
+        URL; the MCP tool server serves the same key (`subject.mcp_tools`)."""
         token = secrets.token_urlsafe(16)
         with self.lock:
             self.toolboxes[token] = toolbox
         try:
-            yield f"{self.url}/tools/{token}"
+            yield token
         finally:
             with self.lock:
                 self.toolboxes.pop(token, None)
+
+    def tools_url(self, key: str) -> str:
+        """The URL through which a process calls the tools of the case run `key` names."""
+        return f"{self.url}/tools/{key}"
+
+    def toolbox(self, key: str) -> ToolBox | None:
+        """The toolbox of the running case `key` names; None for any other key (never a case's
+        by its id: a key is a capability handed to that case run alone)."""
+        with self.lock:
+            return self.toolboxes.get(key)
 
 
 @contextmanager
@@ -141,8 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, *success("traces", len(batch.rejected), batch.message(), content_type))
 
     def _tool(self, token: str, body: bytes) -> None:
-        with self.server.lock:
-            toolbox = self.server.toolboxes.get(token)
+        toolbox = self.server.toolbox(token)
         if toolbox is None:
             self._json(404, {"error": {"message": "no such case, or it has ended"}})
             return
