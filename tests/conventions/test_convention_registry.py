@@ -33,7 +33,7 @@ def test_every_captured_span_is_stored_with_the_role_the_conventions_give_it(tmp
     con = duckdb.connect(str(db), read_only=True)
     try:
         rows = con.execute(
-            f"SELECT span_id, parent_span_id, name, kind, start_ns, end_ns, status_code, status_message,"
+            "SELECT span_id, parent_span_id, name, kind, start_ns, end_ns, status_code, status_message,"
             " attributes, events, scope_name, role FROM spans"
         ).fetchall()
     finally:

@@ -27,10 +27,10 @@ from otlp_helpers import (
 )
 
 from traceladder.otlp import LOG_SCHEMA, DecodeError, decode_logs, decode_traces
+from traceladder.otlp.shred import shred_traces
 from traceladder.storage import Store
 from traceladder.storage.derived import DERIVED_SPAN_COLUMNS as TOOL_COLUMNS
 from traceladder.storage.writes import write_batch
-from traceladder.otlp.shred import shred_traces
 
 
 # --------------------------------------------------------------------------- rejections
