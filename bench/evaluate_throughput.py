@@ -45,7 +45,9 @@ def synthesize(store: Store, n: int, seed: int = 7) -> None:
     """n traces of 2-6 calls: golden calls with random perturbations and extra reads."""
     rng = random.Random(seed)
     cases = [c for c in load_cases() if c.calls]
-    span_cols: dict[str, list] = {name: [] for name in SPAN_SCHEMA.names}
+    # the stored span: what a writer hands the store, and the one derived column the naive reader uses
+    columns = [*SPAN_SCHEMA.names, "operation"]
+    span_cols: dict[str, list] = {name: [] for name in columns}
     calls: dict[str, list] = {
         k: [] for k in ("trace_id", "span_id", "ordinal", "tool_name", "arguments_raw", "status", "result")
     }
@@ -59,7 +61,7 @@ def synthesize(store: Store, n: int, seed: int = 7) -> None:
                 "traceladder.run.id": "bench",
             }
         )
-        row = dict.fromkeys(SPAN_SCHEMA.names)
+        row = dict.fromkeys(columns)
         row.update(trace_id=trace, span_id=f"{t:016x}", name="invoke_agent bench", kind="INTERNAL", start_ns=t, end_ns=t + 1,
                    status_code="UNSET", attributes=attrs, events="[]", resource="{}", source="bench", operation="invoke_agent")  # fmt: skip
         for key, value in row.items():
@@ -73,9 +75,9 @@ def synthesize(store: Store, n: int, seed: int = 7) -> None:
             calls["status"].append("ok")
             calls["result"].append(result)
     with store.transaction() as conn:
-        conn.register("s", pa.table(span_cols, schema=SPAN_SCHEMA))
+        conn.register("s", pa.table(span_cols, schema=SPAN_SCHEMA.append(pa.field("operation", pa.string()))))
         conn.register("c", pa.table(calls))
-        conn.execute(f"INSERT INTO spans ({', '.join(SPAN_SCHEMA.names)}) SELECT * FROM s")
+        conn.execute(f"INSERT INTO spans ({', '.join(columns)}) SELECT * FROM s")
         conn.execute(
             "INSERT INTO tool_calls (trace_id, span_id, ordinal, tool_name, arguments_raw, arguments, status, result) "
             "SELECT trace_id, span_id, ordinal, tool_name, arguments_raw, try_cast(arguments_raw AS JSON), status, result FROM c"

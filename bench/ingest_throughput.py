@@ -10,7 +10,13 @@ span), 512 per request, written as OTLP/JSON lines the way the Collector's file 
 * naive: json_format.Parse per request (ids fixed from hex first), per-span Python to rows, one
   insert per request; tool calls derived by the same code.
 
-    python bench/ingest_throughput.py [--requests 200] [--smoke] [--json]
+    python bench/ingest_throughput.py [--requests 200] [--smoke] [--json] [--against main]
+
+Also in the same run: the two OTLP/JSON decoders (the receiver's `json_format` path and DuckDB's
+bulk reader, `otlp.shred`) in CPU µs per span; with `--against REF`, REF's `ingest` of the same
+file in a child process (a temporary `git worktree`), so "faster than today" is a ratio measured
+beside ours, in CPU per span, against the store's write floor (the decoded rows inserted as they
+are, one transaction a batch: what storing every span costs before anything is derived).
 
 Also measured: the store's size on disk per million tool calls once ingested (these spans carry
 whole chat histories and tool definitions, as instrumented agents record them), for sizing.
@@ -57,6 +63,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200)
     add_options(parser)
     parser.add_argument("--processes", type=int, default=1, help="decode processes (ingest --processes)")
+    parser.add_argument(
+        "--against", metavar="REF", help="also measure REF's ingest of the same file, in this run"
+    )
     args = parser.parse_args()
     if args.smoke:
         args.requests = 1
@@ -104,6 +113,8 @@ def run(args: argparse.Namespace) -> None:
             calls = store.fetchall("SELECT count(*) FROM tool_calls")[0][0]
             store.execute("CHECKPOINT")
             size_mb = store.path.stat().st_size / 1e6
+        decoders = _decoders(lines, con)
+        today = _against(args.against, path, Path(tmp)) if args.against else None
     print(f"naive (json_format + per-request insert), {sample_spans} spans: {naive_rate:,.0f} spans/s")
     print(
         f"decode only, DuckDB JSON reader:          {shred_rate:,.0f} spans/s  (x{shred_rate / naive_rate:.1f} naive)"
@@ -120,6 +131,66 @@ def run(args: argparse.Namespace) -> None:
     measure("decode only", shred_rate, "spans/s", baseline=naive_rate, baseline_name="naive")
     measure("store write floor: decoded rows inserted, no derivation", write_rate, "spans/s")
     measure("store on disk: agent spans, chat histories", size_mb / calls * 1e6, "MB per million calls")
+    ours_us = cpu / n * 1e6
+    floor_us = 1e6 / write_rate
+    print(
+        f"ingest CPU per span: {ours_us:.0f} us; store write floor {floor_us:.0f} us ({ours_us / floor_us:.2f}x the floor)"
+    )
+    print(f"store: {size_mb / n * 1e6 / 1e3:.2f} GB per million spans")
+    measure("ingest CPU per span, as a multiple of the store write floor", ours_us / floor_us, "x floor")
+    measure("store on disk per million spans", size_mb / n * 1e6 / 1e3, "GB per million spans")
+    for name, us in decoders.items():
+        print(f"decoder {name}: {us:.0f} CPU us per span")
+        measure(f"OTLP/JSON decode, {name}", us, "CPU us/span")
+    if today is not None:
+        print(
+            f"{args.against} ingest CPU per span: {today:.0f} us -> this: {ours_us:.0f} us ({today / ours_us:.2f}x faster)"
+        )
+        measure(f"ingest CPU per span vs {args.against}", today / ours_us, "x faster")
+
+
+def _decoders(lines: list[bytes], con: duckdb.DuckDBPyConnection) -> dict[str, float]:
+    """CPU µs per span of each OTLP/JSON decoder on the same requests."""
+    sample = lines[: max(2, len(lines) // 4)]
+    out = {}
+    cpu0 = cpu_seconds()
+    n = sum(decode_traces(s, "application/json").table.num_rows for s in sample)
+    out["json_format (receiver's Python path)"] = (cpu_seconds() - cpu0) / n * 1e6
+    cpu0 = cpu_seconds()
+    n = sum(shred_traces(con, sample[i : i + 20])[0].num_rows for i in range(0, len(sample), 20))
+    out["DuckDB bulk reader (otlp.shred)"] = (cpu_seconds() - cpu0) / n * 1e6
+    cpu0 = cpu_seconds()
+    n = sum(shred_traces(con, [s])[0].num_rows for s in sample)
+    out["DuckDB bulk reader, one request a query (serve's shape)"] = (cpu_seconds() - cpu0) / n * 1e6
+    return out
+
+
+_CHILD = """
+import resource, sys, time
+from traceladder.ingest.run import ingest
+from traceladder.storage.db import Store
+with Store(sys.argv[1]) as store:
+    summary = ingest(store, [sys.argv[2]])
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(summary.new_spans, usage.ru_utime + usage.ru_stime)
+"""
+_IMPORTS = "import resource; import traceladder.ingest.run, traceladder.storage.db; u = resource.getrusage(resource.RUSAGE_SELF); print(u.ru_utime + u.ru_stime)"
+
+
+def _against(ref: str, path: Path, tmp: Path) -> float:
+    """REF's ingest of `path`: CPU µs per span of its process, less what its imports cost."""
+    import subprocess
+
+    from cli_startup import checkout, side  # noqa: PLC0415 - bench/cli_startup.py
+
+    with checkout(ref) as tree:
+        cwd, env = side(tree, tmp / "pycache-ref")
+        out = subprocess.run([sys.executable, "-c", _CHILD, str(tmp / "ref.duckdb"), str(path)], cwd=cwd, env=env,
+                             capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1].split()  # fmt: skip
+        imports = subprocess.run([sys.executable, "-c", _IMPORTS], cwd=cwd, env=env, capture_output=True,
+                                 text=True, check=True).stdout  # fmt: skip
+    spans, cpu = int(out[0]), float(out[1]) - float(imports)
+    return cpu / spans * 1e6
 
 
 if __name__ == "__main__":

@@ -26,8 +26,10 @@ from traceladder.domain.retail import load_retail_domain  # noqa: E402
 from traceladder.evaluation import evaluate_store  # noqa: E402
 from traceladder.evaluation.assemble import LiveOptions  # noqa: E402
 from traceladder.evaluation.policy_file import load_policy  # noqa: E402
+from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp  # noqa: E402
 from traceladder.live.watch import WatchOptions, judge_due  # noqa: E402
 from traceladder.storage import Store  # noqa: E402
+from traceladder.storage.derived import Stamp  # noqa: E402
 from traceladder.storage.trace_index import index_traces  # noqa: E402
 
 POLICY = """
@@ -72,7 +74,16 @@ def make_live(store: Store) -> None:
         )
         conn.unregister("defs")
         conn.register("affected_traces", conn.sql("SELECT DISTINCT trace_id FROM spans").to_arrow_table())
-        index_traces(conn, datetime.now(UTC) - timedelta(minutes=5))
+        conn.register(
+            "derived_facts",
+            pa.table({"trace_id": pa.array([], pa.string()), "agent_name": pa.array([], pa.string())}),
+        )
+        index_traces(
+            conn,
+            datetime.now(UTC) - timedelta(minutes=5),
+            stamp=Stamp(EXTRACTION_VERSION, conventions_stamp("")),
+        )
+        conn.unregister("derived_facts")
         conn.unregister("affected_traces")
 
 

@@ -31,7 +31,6 @@ from measures import add_options, measure, reporting  # bench/measures.py
 from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
 from traceladder.cases import load_cases
-from traceladder.conventions.columns import tool_columns
 from traceladder.evaluation.executors import DaskExecutor, InProcess
 from traceladder.evaluation.shards import ShardJob, evaluate_source, settle_shard
 from traceladder.span_sources.clickhouse import parse_clickhouse
@@ -53,7 +52,6 @@ def spans_of(first: int, n: int, rng: random.Random, cases: list) -> pa.Table:
         row.update(trace_id=trace, span_id=span, parent_span_id=parent, name=name, kind="INTERNAL",
                    start_ns=start, end_ns=start + 1_000_000, status_code="UNSET", attributes=json.dumps(attrs),
                    events="[]", links="[]", resource='{"service.name": "bench-agent"}', flags=0, source="bench")  # fmt: skip
-        row.update(tool_columns(attrs)._asdict())
         for key, value in row.items():
             cols[key].append(value)
 

@@ -42,7 +42,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 import otlp_workload  # noqa: E402
 from measures import add_options, cpu_seconds, measure, reporting  # noqa: E402 - bench/measures.py
 
-from traceladder.conventions.columns import tool_columns  # noqa: E402
 from traceladder.storage.db import Store  # noqa: E402
 from traceladder.storage.spans import SPAN_SCHEMA  # noqa: E402
 from traceladder.storage.writes import write_batch  # noqa: E402
@@ -106,7 +105,6 @@ def naive(bodies: list[bytes], db: Path) -> float:
                                 "scope_version": ss.get("scope", {}).get("version"),
                                 "trace_state": None,
                                 "flags": int(sp.get("flags", 0)),
-                                **tool_columns(attrs)._asdict(),
                                 "source": "naive",
                             }
                         )

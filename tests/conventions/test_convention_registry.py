@@ -1,9 +1,9 @@
-"""The conventions registry: one rule for a span's role, in Python and in SQL, and conventions as
-plug-ins (issue 20, point 1).
+"""The conventions registry: one rule for a span's role, and conventions as plug-ins (issue 20,
+point 1).
 
-* Every span of every real capture (plain clients and frameworks) gets the same role from
-  `registry.role_of` (what the extraction uses) and from `registry.role_sql` (what the trace
-  index counts as model turns and the judge reads as LLM spans), computed over a real store.
+* Every span of every real capture (plain clients and frameworks) is stored with the role
+  `registry.role_of` gives it (what the extraction uses; the stored `role` is what the trace
+  index counts as model turns and the judge reads as LLM spans): one rule, written once.
 * An installed convention (tests/plugins/toy_convention: one module and one entry point) reads
   a framework nothing else reads — only when named in TRACELADDER_CONVENTIONS (opt-in).
 """
@@ -24,7 +24,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 TOY = str(ROOT / "tests" / "plugins" / "toy_convention")
 
 
-def test_python_and_sql_give_every_captured_span_the_same_role(tmp_path):
+def test_every_captured_span_is_stored_with_the_role_the_conventions_give_it(tmp_path):
     db = tmp_path / "all.duckdb"
     files = sorted(str(p) for p in FIXTURES.glob("*/*/*/collector-traces.jsonl"))
     assert len(files) > 70
@@ -33,19 +33,19 @@ def test_python_and_sql_give_every_captured_span_the_same_role(tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     try:
         rows = con.execute(
-            f"SELECT span_id, parent_span_id, name, kind, start_ns, end_ns, status_code, status_message,"
-            f" attributes, events, scope_name, {registry.role_sql()} AS role FROM spans"
+            "SELECT span_id, parent_span_id, name, kind, start_ns, end_ns, status_code, status_message,"
+            " attributes, events, scope_name, role FROM spans"
         ).fetchall()
     finally:
         con.close()
     differ, roles = [], {}
-    for *fields, role_in_sql in rows:
+    for *fields, role_stored in rows:
         view = SpanView(*fields[:8], json.loads(fields[8]), json.loads(fields[9] or "[]"), fields[10])
         decided = registry.role_of(view)
         role_in_python = decided[0] if decided is not None else None
         roles[role_in_python] = roles.get(role_in_python, 0) + 1
-        if role_in_python != role_in_sql:
-            differ.append((view.scope_name, view.name, role_in_python, role_in_sql))
+        if role_in_python != role_stored:
+            differ.append((view.scope_name, view.name, role_in_python, role_stored))
     assert differ == []
     assert roles["llm"] > 200 and roles["tool"] > 200  # the comparison covered both kinds
 

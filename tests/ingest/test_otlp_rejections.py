@@ -4,10 +4,12 @@ records decode alike from protobuf and JSON; the DuckDB bulk path agrees with th
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import otlp_workload as workload
+import pyarrow as pa
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -26,6 +28,9 @@ from otlp_helpers import (
 
 from traceladder.otlp import LOG_SCHEMA, DecodeError, decode_logs, decode_traces
 from traceladder.otlp.shred import shred_traces
+from traceladder.storage import Store
+from traceladder.storage.derived import DERIVED_SPAN_COLUMNS as TOOL_COLUMNS
+from traceladder.storage.writes import write_batch
 
 
 # --------------------------------------------------------------------------- rejections
@@ -184,8 +189,20 @@ def test_shredder_reports_which_body_a_rejection_came_from(con: duckdb.DuckDBPyC
     assert [(i, r.index, r.reason) for i, r in rejected] == [(1, 0, "spanId is neither hex nor base64")]
 
 
+def _stored(body: bytes, shred: bool, con: duckdb.DuckDBPyConnection, db: Path) -> list[dict[str, Any]]:
+    """The spans of `body` as the store keeps them once written: decoded, their tool columns
+    derived by the extraction stage (decoding reads no convention)."""
+    decoded(body, shred, con)  # usable, and both decoders agree
+    table = batch_of(body, shred, con).table
+    with Store(db) as store:
+        write_batch(store, spans=table.append_column("source", pa.array(["test"] * table.num_rows)))
+        return [dict(zip(TOOL_COLUMNS, r, strict=True)) for r in store.fetchall(
+            f"SELECT {', '.join(TOOL_COLUMNS)} FROM spans ORDER BY operation"
+        )]  # fmt: skip
+
+
 @pytest.mark.parametrize("shred", [False, True])
-def test_tool_columns_materialised(shred: bool, con: duckdb.DuckDBPyConnection) -> None:
+def test_tool_columns_materialised(shred: bool, con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     tool = span_json(
         attributes=[
             {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
@@ -201,7 +218,7 @@ def test_tool_columns_materialised(shred: bool, con: duckdb.DuckDBPyConnection) 
             {"key": "error.type", "value": {"stringValue": "timeout"}},
         ],
     )
-    (t, c) = decoded(req_json(tool, chat), shred, con)
+    (c, t) = _stored(req_json(tool, chat), shred, con, tmp_path / "s.duckdb")
     assert (t["operation"], t["tool_name"], t["tool_call_id"], t["tool_arguments"], t["convention"]) == (
         "execute_tool",
         "get_weather",
@@ -219,13 +236,17 @@ def test_log_records_have_a_content_identity() -> None:
     assert a == b and len(set(a)) == len(a) and all(len(x) == 32 for x in a)
 
 
-def test_openllmetry_tool_spans_are_materialised_as_openllmetry() -> None:
+def test_openllmetry_tool_spans_are_materialised_as_openllmetry(tmp_path: Path) -> None:
     # OpenLLMetry 0.62 tool spans set gen_ai.tool.name without an operation name: the Traceloop
     # marker must win over the OTel fallback, or the span loses its arguments and result.
     from producers import FIXTURES
 
     body = (FIXTURES / "openllmetry" / "parallel" / "traces-001.pb").read_bytes()
-    tools = [r for r in decode_traces(body, PB).table.to_pylist() if r["tool_name"]]
+    table = decode_traces(body, PB).table
+    with Store(tmp_path / "s.duckdb") as store:
+        write_batch(store, spans=table.append_column("source", pa.array(["test"] * table.num_rows)))
+        stored = store.fetchall(f"SELECT {', '.join(TOOL_COLUMNS)} FROM spans")
+    tools = [r for r in (dict(zip(TOOL_COLUMNS, row, strict=True)) for row in stored) if r["tool_name"]]
     assert len(tools) == 3
     assert {r["convention"] for r in tools} == {"openllmetry"}
     assert all(r["tool_arguments"] and r["tool_result"] for r in tools)

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "trend": "traceladder.cli.trend_cmd",
     "evaluate": "traceladder.cli.evaluate_cmd",
     "export": "traceladder.cli.export_cmd",
+    "reindex": "traceladder.cli.reindex_cmd",
     "report": "traceladder.cli.report_cmd",
     "sql": "traceladder.cli.sql_cmd",
     "gate": "traceladder.cli.gate_cmd",

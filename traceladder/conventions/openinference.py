@@ -195,25 +195,6 @@ class OpenInference(Convention):
     name = OPENINFERENCE
     precedence = 20
     markers = frozenset({SPAN_KIND, OUTPUT_FIRST, INPUT_FIRST, TOOLS_FIRST})
-    role_sql = (
-        f"CASE upper({{attributes}}->>'$.\"{SPAN_KIND}\"') WHEN 'TOOL' THEN 'tool' WHEN 'LLM' THEN 'llm'"
-        f" ELSE CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' IS NOT NULL THEN 'other' END END"
-    )
-    tool_json_markers = ('"openinference.span.kind":"TOOL"',)
-    # every key a hook of this convention reads on a span it did not decide (tool.name: a tool
-    # span's own description, asked of every convention)
-    tool_columns_sql = ToolColumns(
-        f"'{EXECUTE_TOOL}'", "{str:tool.name}",
-        "CASE WHEN {has:tool.id} THEN {str:tool.id} ELSE {str:tool_call.id} END",
-        "CASE WHEN {has:input.value} THEN {str:input.value} ELSE {str:tool.parameters} END",
-        "{str:output.value}", f"{{str:{ERROR_TYPE}}}", f"'{OPENINFERENCE}'",
-    )  # fmt: skip
-    untouched_sql = (
-        "NOT list_has_any({keys}, "
-        + repr([SPAN_KIND, OUTPUT_FIRST, OUTPUT_FIRST_CALL, INPUT_FIRST, TOOLS_FIRST, "tool.name"])
-        + ")"
-    )
-    agent_name_sql = f"CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' = 'AGENT' THEN {{name}} END"
 
     def role(self, span: SpanView) -> Role | None:
         found = kind(span.attributes)
@@ -223,6 +204,9 @@ class OpenInference(Convention):
 
     def execution(self, span: SpanView) -> Execution | None:
         return execution(span)
+
+    def agent_name(self, span: SpanView) -> str | None:
+        return span.name if span.attributes.get(SPAN_KIND) == "AGENT" else None
 
     def response_calls(self, span: SpanView) -> list[Sighting]:
         attrs = span.attributes

@@ -173,19 +173,6 @@ class OpenLLMetry(Convention):
     name = OPENLLMETRY
     precedence = 30
     markers = frozenset({SPAN_KIND, REQUEST_TYPE, COMPLETION_FIRST, PROMPT_FIRST, FUNCTIONS_FIRST})
-    role_sql = (
-        f"CASE WHEN {{attributes}}->>'$.\"{SPAN_KIND}\"' = 'tool' THEN 'tool'"
-        f" WHEN {{attributes}}->>'$.\"{REQUEST_TYPE}\"' IN ('chat', 'completion')"
-        f" OR json_exists({{attributes}}, '$.\"{COMPLETION_FIRST}\"') THEN 'llm' END"
-    )
-    tool_json_markers = ('"traceloop.span.kind":"tool"',)
-    untouched_sql = (
-        "NOT list_has_any({keys}, "
-        + repr(
-            [SPAN_KIND, REQUEST_TYPE, COMPLETION_FIRST, COMPLETION_FIRST_CALL, PROMPT_FIRST, FUNCTIONS_FIRST]
-        )
-        + ")"
-    )
 
     def role(self, span: SpanView) -> Role | None:
         attrs = span.attributes

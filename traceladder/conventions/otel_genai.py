@@ -13,7 +13,6 @@ import re
 from functools import lru_cache, partial
 from typing import Any, Final
 
-from traceladder.conventions import otel_genai_sql
 from traceladder.conventions.attribute_values import (
     ABSENT,
     ARGS_EVENT,
@@ -298,9 +297,6 @@ def _messages_text(value: Any) -> list[tuple[str | None, str | None]]:
     return out
 
 
-_INFERENCE_SQL = ", ".join(f"'{op}'" for op in sorted(INFERENCE_OPERATIONS))
-
-
 class OtelGenAI(Convention):
     """OTel GenAI semantic conventions: `gen_ai.operation.name` decides the role; a span without
     it but with `gen_ai.tool.name` is a tool span (Pydantic AI, MCP servers), one with only message
@@ -309,30 +305,6 @@ class OtelGenAI(Convention):
     name = OTEL_GENAI
     precedence = 10
     markers = frozenset({OPERATION, TOOL_NAME, INPUT_MESSAGES, OUTPUT_MESSAGES, TOOL_DEFINITIONS})
-    role_sql = (
-        f"CASE WHEN {{operation}} = '{EXECUTE_TOOL}' THEN 'tool'"
-        f" WHEN {{operation}} IN ({_INFERENCE_SQL}) THEN 'llm'"
-        " WHEN {operation} IS NOT NULL THEN 'other' END"
-    )
-    fallback_role_sql = (
-        f"CASE WHEN json_exists({{attributes}}, '$.\"{TOOL_NAME}\"') THEN 'tool'"
-        f" WHEN json_exists({{attributes}}, '$.\"{OUTPUT_MESSAGES}\"')"
-        f" OR json_exists({{attributes}}, '$.\"{INPUT_MESSAGES}\"') THEN 'llm' END"
-    )
-    tool_json_markers = (EXECUTE_TOOL, TOOL_NAME)
-    tool_columns_sql = ToolColumns(
-        f"'{EXECUTE_TOOL}'", f"{{str:{TOOL_NAME}}}", f"{{str:{TOOL_CALL_ID}}}",
-        f"{{str:{TOOL_CALL_ARGUMENTS}}}",
-        f"coalesce({', '.join(f'{{str:{k}}}' for k in (TOOL_CALL_RESULT, *TOOL_ERROR_ATTRS))})",
-        f"{{str:{ERROR_TYPE}}}", f"'{OTEL_GENAI}'",
-    )  # fmt: skip
-    set_extraction = otel_genai_sql.build(
-        output_messages=OUTPUT_MESSAGES, input_messages=INPUT_MESSAGES, tool_name=TOOL_NAME,
-        tool_call_id=TOOL_CALL_ID, tool_call_arguments=TOOL_CALL_ARGUMENTS, tool_call_result=TOOL_CALL_RESULT,
-        error_attrs=TOOL_ERROR_ATTRS, error_type=ERROR_TYPE, convention=OTEL_GENAI,
-    )  # fmt: skip
-    # gen_ai.agent.name, and the bare agent.name some SDKs write
-    agent_name_sql = "coalesce({attributes}->>'$.\"gen_ai.agent.name\"', {attributes}->>'$.\"agent.name\"')"
 
     def role(self, span: SpanView) -> Role | None:
         operation = span.attributes.get(OPERATION)
@@ -351,6 +323,11 @@ class OtelGenAI(Convention):
 
     def execution(self, span: SpanView) -> Execution | None:
         return execution(span)
+
+    def agent_name(self, span: SpanView) -> str | None:
+        # gen_ai.agent.name, and the bare agent.name some SDKs write
+        attrs = span.attributes
+        return text(attrs.get(sc.AGENT_NAME, attrs.get("agent.name")))
 
     def response_calls(self, span: SpanView) -> list[Sighting]:
         value = span.attributes.get(OUTPUT_MESSAGES)

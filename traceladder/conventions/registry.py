@@ -1,25 +1,30 @@
 """The conventions traceladder reads, in precedence order: the built-ins, and any installed
-package's registered in the `traceladder.conventions` entry-point group and named in
-`TRACELADDER_CONVENTIONS` (comma-separated entry-point names; opt-in, like rung plug-ins: an
+package's registered in the `traceladder.conventions` entry-point group and named in the store's
+`conventions` setting (comma-separated entry-point names; opt-in, like rung plug-ins: an
 installed reader must not silently change how every trace is read). In its pyproject.toml:
 
     [project.entry-points."traceladder.conventions"]
     myframework = "my_package.traces:CONVENTION"
 
 The entry point names a `Convention` instance (or class). Everything that reads a span by
-convention asks this module: the extraction, the store's tool columns, the trace index, the
-judge's exchange reader.
+convention asks this module: the extraction stage (`traceladder.extraction`) and the judge's
+exchange reader. Which plug-ins are in force is the caller's to say (`in_force`): the extraction
+stage says the store's recorded setting; without one, `TRACELADDER_CONVENTIONS` (the setting's
+former home, read only where no store says otherwise).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import NamedTuple
 
-from traceladder.conventions.base import LLM, TOOL, Convention, Role, SetExtraction, ToolColumns
+from traceladder.conventions.base import LLM, TOOL, Convention, Role
 from traceladder.conventions.views import SpanView
 from traceladder.errors import UserError
 
@@ -38,6 +43,25 @@ _BUILTIN = (
 )
 
 
+_IN_FORCE: ContextVar[str | None] = ContextVar("traceladder_conventions", default=None)
+
+
+def _names() -> str:
+    found = _IN_FORCE.get()
+    return os.environ.get(ENV, "") if found is None else found
+
+
+@contextmanager
+def in_force(names: str) -> Iterator[None]:
+    """The plug-ins named in `names` (comma-separated entry-point names) are the ones in force
+    meanwhile, whatever `TRACELADDER_CONVENTIONS` says."""
+    token = _IN_FORCE.set(names)
+    try:
+        yield
+    finally:
+        _IN_FORCE.reset(token)
+
+
 def _plugins(names: str) -> list[Convention]:
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     found = {ep.name: ep for ep in entry_points(group=GROUP)}
@@ -46,7 +70,10 @@ def _plugins(names: str) -> list[Convention]:
         ep = found.get(name)
         if ep is None:
             installed = ", ".join(sorted(found)) or "none"
-            raise UserError(f"{ENV}: no installed convention {name!r}; installed: {installed}")
+            raise UserError(
+                f"{ENV} (or the store's conventions setting): no installed convention {name!r}; "
+                f"installed: {installed}"
+            )
         try:
             obj = ep.load()
             convention = obj() if isinstance(obj, type) else obj
@@ -68,13 +95,13 @@ def _load(names: str) -> tuple[Convention, ...]:
 
 def conventions() -> tuple[Convention, ...]:
     """Every convention in force, lowest precedence first (ties keep registration order)."""
-    return _load(os.environ.get(ENV, ""))
+    return _load(_names())
 
 
 def implementing(hook: str) -> tuple[Convention, ...]:
     """The conventions in force that override `hook` (a `Convention` method), in precedence order:
     the extraction asks only these, so a framework's hook costs nothing on other spans."""
-    return _implementing(os.environ.get(ENV, ""), hook)
+    return _implementing(_names(), hook)
 
 
 @cache
@@ -95,11 +122,12 @@ class Hooks(NamedTuple):
     tool_definition: tuple[Convention, ...]
     refine_execution: tuple[Convention, ...]
     carried_calls: tuple[Convention, ...]
+    agent_name: tuple[Convention, ...]
     markers: frozenset[str]
 
 
 def hooks() -> Hooks:
-    return _hooks(os.environ.get(ENV, ""))
+    return _hooks(_names())
 
 
 @cache
@@ -110,7 +138,7 @@ def _hooks(names: str) -> Hooks:
 
 def markers() -> frozenset[str]:
     """Every convention's marker attributes (a span with none of them is not read)."""
-    return _markers(os.environ.get(ENV, ""))
+    return _markers(_names())
 
 
 @cache
@@ -133,90 +161,4 @@ def role_of(span: SpanView, found: Hooks | None = None) -> tuple[Role, Conventio
     return None
 
 
-def role_sql(alias: str = "") -> str:
-    """SQL: a span's role ('tool' | 'llm' | 'other', NULL when no convention knows it), decided
-    as `role_of` decides it: every convention's strong rule in precedence order, then the weak
-    ones. `alias` prefixes the columns (e.g. "s" for `s.attributes`)."""
-    found = conventions()
-    parts = [c.role_sql for c in found if c.role_sql] + [
-        c.fallback_role_sql for c in found if c.fallback_role_sql
-    ]
-    return _qualified(f"coalesce({', '.join(parts)})" if parts else "NULL", alias)
-
-
-def decider_sql(alias: str = "") -> str:
-    """SQL: the name of the convention whose rule decides a span's role (`role_sql`), NULL when
-    none does."""
-    found = conventions()
-    rules = [(c.name, c.role_sql) for c in found if c.role_sql] + [
-        (c.name, c.fallback_role_sql) for c in found if c.fallback_role_sql
-    ]
-    cases = " ".join(f"WHEN ({sql}) IS NOT NULL THEN '{name}'" for name, sql in rules)
-    return _qualified(f"CASE {cases} END" if rules else "NULL", alias)
-
-
-def tool_column_rules() -> tuple[tuple[str, ToolColumns | None], ...]:
-    """(convention name, its `tool_columns_sql`) for every convention in force, in precedence
-    order: the file-ingest shredder's tool columns (`otlp.shred`)."""
-    return tuple((c.name, c.tool_columns_sql) for c in conventions())
-
-
-def llm_span_sql(alias: str = "") -> str:
-    """SQL: true for an LLM span."""
-    return f"({role_sql(alias)}) = 'llm'"
-
-
-def tool_span_sql(alias: str = "") -> str:
-    """SQL: true for a tool execution span."""
-    return f"({role_sql(alias)}) = 'tool'"
-
-
-def _qualified(sql: str, alias: str) -> str:
-    prefix = f"{alias}." if alias else ""
-    for column in ("operation", "attributes", "scope_name", "name"):
-        sql = sql.replace(f"{{{column}}}", prefix + column)
-    return sql
-
-
-def agent_name_sql(alias: str = "") -> str:
-    """SQL aggregate: a trace's agent name, from the first convention (in precedence order) that
-    any of its spans gives one for."""
-    parts = [f"max({c.agent_name_sql})" for c in conventions() if c.agent_name_sql]
-    return _qualified(f"coalesce({', '.join(parts)})" if parts else "NULL", alias)
-
-
-def tool_json_markers() -> tuple[str, ...]:
-    return tuple(m for c in conventions() for m in c.tool_json_markers)
-
-
-class SetFold(NamedTuple):
-    """The set-based fold composed from the conventions in force (`storage.set_fold`)."""
-
-    touched: str  # SQL over a `fold_spans` row: true when a convention without SQL may read it
-    extractions: tuple[SetExtraction, ...]  # each convention's SQL, in precedence order
-
-
-def set_fold() -> SetFold | None:
-    """The conventions' set-based extraction, or None when it cannot be used: no convention gives
-    one, or one in force gives neither an extraction nor `untouched_sql` (an installed reader's
-    traces are then always read by its Python)."""
-    return _set_fold(os.environ.get(ENV, ""))
-
-
-@cache
-def _set_fold(names: str) -> SetFold | None:
-    found = _load(names)
-    extractions = tuple(c.set_extraction for c in found if c.set_extraction is not None)
-    others = [c for c in found if c.set_extraction is None]
-    if not extractions or any(c.untouched_sql is None for c in others):
-        return None
-    untouched = " AND ".join(f"coalesce({c.untouched_sql}, false)" for c in others) or "true"
-    return SetFold(
-        _qualified(f"NOT ({untouched})", "").replace("{events}", "events").replace("{keys}", "keys"),
-        extractions,
-    )
-
-
-__all__ = [
-    "LLM", "TOOL", "conventions", "llm_span_sql", "markers", "role_of", "set_fold", "tool_span_sql",
-]  # fmt: skip
+__all__ = ["LLM", "TOOL", "conventions", "in_force", "markers", "role_of"]

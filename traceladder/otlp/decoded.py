@@ -1,10 +1,10 @@
 """The row shapes OTLP decoding produces, and how decoding reports what it could not use.
 
-A span row is what the store keeps (`spans` minus `source`, which the writer adds): OTLP fields,
-JSON text for attributes/events/links/resource, and the tool columns materialised from the
-attributes (`traceladder.storage.normalize`). A log row carries a content hash, `record_id`,
-because OTLP log records have no identity of their own and ingesting twice must add nothing.
-"""
+A span row is the OTLP span as the store keeps it: OTLP fields, JSON text for
+attributes/events/links/resource. What a convention reads from it (the tool columns, the span's
+role) is the extraction stage's, not decoding's (`traceladder.extraction`). A log row carries a
+content hash, `record_id`, because OTLP log records have no identity of their own and ingesting
+twice must add nothing."""
 
 from __future__ import annotations
 
@@ -35,17 +35,8 @@ TRACE_SCHEMA = pa.schema(
         pa.field("scope_version", _S),
         pa.field("trace_state", _S),
         pa.field("flags", pa.int32(), nullable=False),
-        # materialised from attributes (storage.normalize.tool_columns)
-        pa.field("operation", _S),
-        pa.field("tool_name", _S),
-        pa.field("tool_call_id", _S),
-        pa.field("tool_arguments", _S),
-        pa.field("tool_result", _S),
-        pa.field("error_type", _S),
-        pa.field("convention", _S),
     ]
 )
-TOOL_COLUMN_NAMES = TRACE_SCHEMA.names[-7:]
 
 LOG_SCHEMA = pa.schema(
     [

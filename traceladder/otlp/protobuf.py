@@ -18,7 +18,6 @@ from google.protobuf.message import DecodeError as ProtobufError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from traceladder.conventions.columns import tool_columns
 from traceladder.otlp.decoded import (
     KIND_NAMES,
     LOG_SCHEMA,
@@ -88,7 +87,7 @@ def decode_trace_request(req: ExportTraceServiceRequest, overrides: Overrides | 
     """One row per usable span, in request order."""
     cols: list[list[Any]] = [[] for _ in TRACE_SCHEMA.names]
     (tids, sids, parents, names, kinds, starts, ends, codes, messages, attrs_col, events_col, links_col,
-     resources, scope_names, scope_versions, states, flags, *tool_cols) = cols  # fmt: skip
+     resources, scope_names, scope_versions, states, flags) = cols  # fmt: skip
     rejected: list[Rejected] = []
     hexed: dict[bytes, str] = {}
     empty = b"[]"
@@ -120,10 +119,7 @@ def decode_trace_request(req: ExportTraceServiceRequest, overrides: Overrides | 
                 ends.append(sp.end_time_unix_nano)
                 codes.append(sp.status.code)
                 messages.append(sp.status.message or None)
-                span_attrs = attributes(sp.attributes)
-                attrs_col.append(dumps(span_attrs))
-                for col, value in zip(tool_cols, tool_columns(span_attrs), strict=True):
-                    col.append(value)
+                attrs_col.append(dumps(attributes(sp.attributes)))
                 # `if evs:` is a C-level len(); most spans have no events or links
                 evs = sp.events
                 events_col.append(
@@ -148,7 +144,6 @@ def decode_trace_request(req: ExportTraceServiceRequest, overrides: Overrides | 
         json_column(attrs_col), json_column(events_col), json_column(links_col), json_column(resources),
         pa.array(scope_names, s), pa.array(scope_versions, s), pa.array(states, s),
         pa.array(flags, pa.uint32()).cast(pa.int32(), safe=False),
-        *(pa.array(c, s) for c in tool_cols),
     ]  # fmt: skip
     return DecodedBatch(pa.Table.from_arrays(arrays, schema=TRACE_SCHEMA), rejected)
 

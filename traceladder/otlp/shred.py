@@ -24,16 +24,13 @@ the last one wins, as in the protobuf path.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.conventions.registry import decider_sql, role_sql, tool_column_rules
-from traceladder.instrumentation import semconv as sc
-from traceladder.otlp.decoded import KIND_NAMES, STATUS_NAMES, TOOL_COLUMN_NAMES, DecodeError, Rejected
+from traceladder.otlp.decoded import KIND_NAMES, STATUS_NAMES, DecodeError, Rejected
 from traceladder.otlp.shred_post import DEEP_KEY, post_process, split
 
 _DEEP_KEY_JSON = json.dumps(DEEP_KEY)[1:-1]  # as the marker's key is written inside the SQL's JSON text
@@ -90,72 +87,6 @@ def _bad_value_sql(v: str) -> str:
         f" OR ({v}.doubleValue IS NOT NULL AND TRY_CAST({v}.doubleValue AS DOUBLE) IS NULL)"
         f" OR ({v}.boolValue IS NOT NULL AND {v}.boolValue NOT IN ('true', 'false'))"
     )
-
-
-def _scalar_attr(key: str) -> str:
-    """SQL: the text of a scalar attribute (last duplicate wins), as `normalize.tool_columns` reads it."""
-    v = f"list_filter(s.attributes, lambda a: a.key = '{key}')[-1].value"
-    return f"coalesce({v}.stringValue, {v}.intValue, {v}.boolValue, {v}.doubleValue)"
-
-
-def _string_attr(key: str) -> str:
-    """SQL: the string value of attribute `key` (last duplicate wins), NULL when absent or not a
-    string (the post-pass, `otlp.shred_post`, then reads the span in Python)."""
-    return f"list_filter(typed, lambda a: a.key = '{_quoted(key)}')[-1].value.stringValue"
-
-
-def _has_attr(key: str) -> str:
-    return f"list_contains(list_transform(typed, lambda a: a.key), '{_quoted(key)}')"
-
-
-def _not_string(key: str) -> str:
-    """SQL: attribute `key` is present with a value that is not a string."""
-    v = f"list_filter(typed, lambda a: a.key = '{_quoted(key)}')"
-    return f"(len({v}) > 0 AND {v}[-1].value.stringValue IS NULL)"
-
-
-def _quoted(key: str) -> str:
-    return key.replace("'", "''")
-
-
-_PLACEHOLDER = re.compile(r"\{(str|has):([^}]+)\}")
-
-
-def _render(template: str) -> str:
-    return _PLACEHOLDER.sub(lambda m: (_string_attr if m[1] == "str" else _has_attr)(m[2]), template)
-
-
-def _decider_sql() -> str:
-    # `tool_columns` decides a span's role from its attributes alone (no scope): so does this
-    return decider_sql().replace("scope_name", "NULL::VARCHAR")
-
-
-def _tool_columns_sql() -> str:
-    """SQL: the tool columns of every span, as `conventions.columns.tool_columns` gives them,
-    and `tool_py`: true for the tool spans whose columns must be left to it (their convention
-    gives no SQL for them, a value it reads is not text, or a value is nested deeper than the
-    SQL types it)."""
-    tool_role = f"coalesce(({role_sql().replace('scope_name', 'NULL::VARCHAR')}) = 'tool', false)"
-    whens: list[list[str]] = [[] for _ in TOOL_COLUMN_NAMES]
-    python: list[str] = []  # per convention: when its tool span goes to Python
-    for name, rules in tool_column_rules():
-        if rules is None:
-            python.append(f"decider = '{name}'")
-            continue
-        fields = [field or "NULL" for field in rules]
-        keys = sorted({m[2] for field in fields for m in _PLACEHOLDER.finditer(field)})
-        odd = " OR ".join(_not_string(k) for k in keys) or "false"
-        python.append(f"(decider = '{name}' AND ({odd}))")
-        for i, field in enumerate(fields):
-            whens[i].append(f"WHEN '{name}' THEN {_render(field)}")
-    # not a tool span: the operation and error type as SQL read them for every span
-    otherwise = {0: "operation", 5: "error_type"}
-    out = [
-        f"CASE WHEN {tool_role} THEN CASE decider {' '.join(w)} END "
-        f"ELSE {otherwise.get(i, 'NULL')} END AS {name}"
-        for i, (name, w) in enumerate(zip(TOOL_COLUMN_NAMES, whens, strict=True))
-    ]
-    return ", ".join(out) + f", {tool_role} AND (deep OR {' OR '.join(python) or 'false'}) AS tool_py"
 
 
 def _u64(x: str) -> str:
@@ -240,15 +171,10 @@ SELECT
   nullif(s.traceState, '') AS trace_state,
   -- absent flags are 0, protobuf's default (a sender may omit a zero field in OTLP/JSON)
   coalesce((TRY_CAST(s.flags AS UBIGINT) % 4294967296)::BIGINT, 0) AS flags,
-  {_scalar_attr(sc.OPERATION_NAME)} AS operation, {_scalar_attr(sc.ERROR_TYPE)} AS error_type,
-  s.attributes AS typed, reason, ri, si, spi, src_idx
+  reason, ri, si, spi, src_idx
 FROM chk
-), deep AS (
-SELECT *, coalesce(contains(attributes, '{_MARKER}'), false) AS deep FROM main
-), decided AS (
-SELECT *, CASE WHEN attributes IS NOT NULL THEN {_decider_sql()} END AS decider FROM deep
 )
-SELECT * EXCLUDE (typed, decider, operation, error_type), {_tool_columns_sql()} FROM decided
+SELECT *, coalesce(contains(attributes, '{_MARKER}'), false) AS deep FROM main
 """
 
 

@@ -8,11 +8,10 @@ turns into the stored values (`_post_process`):
 * events and links (raw JSON in the query: nested lambdas for them cost as much as every span
   attribute) → the stored lists, link ids as lowercase hex;
 * the resource, once per ResourceSpans (only the first span of each scope carries it), filled
-  forward to the spans after it;
-* the tool columns of spans the SQL flagged (`tool_py`), read by `conventions.columns.tool_columns`.
+  forward to the spans after it.
 
-`split` then separates usable rows from rejected ones. `with_tool_columns` computes the tool
-columns of rows from elsewhere (a ClickHouse `otel_traces` table) the same way.
+`split` then separates usable rows from rejected ones. Nothing here reads a span by convention:
+that is the extraction stage's (`traceladder.extraction`).
 """
 
 from __future__ import annotations
@@ -24,9 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.conventions.columns import tool_columns
-from traceladder.conventions.registry import tool_json_markers
-from traceladder.otlp.decoded import TOOL_COLUMN_NAMES, TRACE_SCHEMA, DecodedBatch, Rejected
+from traceladder.otlp.decoded import TRACE_SCHEMA, DecodedBatch, Rejected
 from traceladder.otlp.otlp_json import json_id
 from traceladder.otlp.values import dumps, finite, loads
 
@@ -131,44 +128,6 @@ def post_process(t: pa.Table) -> pa.Table:
             last = cache.get(raw) or cache.setdefault(raw, dumps(json_attributes(loads(raw))).decode())
         resources[i] = last
     put("resource", resources)
-    return _python_tool_columns(t)
-
-
-def _python_tool_columns(t: pa.Table) -> pa.Table:
-    """The tool columns the SQL left to Python (`tool_py`): read by `tool_columns` itself."""
-    flagged = t.column("tool_py")
-    if pc.any(flagged).as_py():
-        texts = t.column("attributes").to_pylist()
-        columns = [t.column(name).to_pylist() for name in TOOL_COLUMN_NAMES]
-        for i in pc.indices_nonzero(flagged).to_pylist():
-            for col, value in zip(columns, tool_columns(loads(texts[i])), strict=True):
-                col[i] = value
-        for name, values in zip(TOOL_COLUMN_NAMES, columns, strict=True):
-            t = t.set_column(t.schema.get_field_index(name), name, pa.array(values, pa.string()))
-    return t.drop_columns(["tool_py"])
-
-
-def with_tool_columns(t: pa.Table) -> pa.Table:
-    """The materialised tool columns, computed in Python only for spans that mention a tool."""
-    attributes = t.column("attributes")
-    toolish = pc.is_valid(attributes)
-    # a span can only be a tool span if its attributes mention one of the conventions' markers
-    markers = tool_json_markers()
-    mask = pc.match_substring(attributes, markers[0])
-    for marker in markers[1:]:
-        mask = pc.or_(mask, pc.match_substring(attributes, marker))
-    mask = pc.and_(toolish, pc.fill_null(mask, False))
-    # operation and error_type came from SQL for every span; the rest only exist for tool spans
-    columns: list[list[Any]] = [[None] * t.num_rows for _ in TOOL_COLUMN_NAMES]
-    columns[0] = t.column("operation").to_pylist()
-    columns[5] = t.column("error_type").to_pylist()
-    texts = attributes.to_pylist()
-    for i in pc.indices_nonzero(mask).to_pylist():
-        for col, value in zip(columns, tool_columns(loads(texts[i])), strict=True):
-            col[i] = value
-    t = t.drop_columns(["operation", "error_type"])
-    for name, values in zip(TOOL_COLUMN_NAMES, columns, strict=True):
-        t = t.append_column(name, pa.array(values, pa.string()))
     return t
 
 

@@ -29,7 +29,6 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from traceladder.otlp.shred_post import with_tool_columns
 from traceladder.storage.spans import SPAN_SCHEMA
 
 # The 22 columns the exporter inserts, in its INSERT's order. Reading selects only these, so both
@@ -97,23 +96,21 @@ SELECT lower(trace_id) AS trace_id, lower(span_id) AS span_id,
            'span_id': lower(link_span_ids[i]), 'attributes': link_attributes[i]}}))::VARCHAR AS links,
        to_json(resource)::VARCHAR AS resource,
        nullif(scope_name, '') AS scope_name, nullif(scope_version, '') AS scope_version,
-       nullif(trace_state, '') AS trace_state, 0 AS flags,
-       attributes['gen_ai.operation.name'] AS operation, attributes['error.type'] AS error_type
+       nullif(trace_state, '') AS trace_state, 0 AS flags
 FROM otel_rows
 WHERE trace_id <> '' AND span_id <> ''
 """
 
 
 def to_span_rows(rows: pa.Table, source: str = "clickhouse") -> pa.Table:
-    """Rows selected with `SELECT` → SPAN_SCHEMA (vectorised in DuckDB; the tool columns in
-    Python, only for spans that mention a tool — the file-ingest path's own code)."""
+    """Rows selected with `SELECT` → SPAN_SCHEMA (vectorised in DuckDB; what a convention reads
+    from them is the extraction stage's, when they are written)."""
     con = duckdb.connect()
     try:
         con.register("otel_rows", rows)
         mapped = con.sql(_TO_SPANS).to_arrow_table()
     finally:
         con.close()
-    mapped = with_tool_columns(mapped)
     return mapped.append_column("source", pa.array([source] * mapped.num_rows, pa.string())).cast(SPAN_SCHEMA)
 
 

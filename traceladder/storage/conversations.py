@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from traceladder.conventions.answers import exchange, opening, response_text
-from traceladder.conventions.registry import llm_span_sql
 from traceladder.instrumentation import semconv as sc
 from traceladder.storage.db import Store, trace_id_table
 
-# LLM spans by the conventions' one rule (the trace index counts the same spans as model turns).
+# LLM spans: the role the extraction stage derived (the trace index counts the same spans as model
+# turns).
 _LLM_SPANS = """
 SELECT trace_id, span_id, attributes FROM spans SEMI JOIN wanted_traces USING (trace_id)
-WHERE {llm_spans}
+WHERE role = 'llm'
 ORDER BY trace_id, start_ns, span_id
 """
 
@@ -104,9 +104,7 @@ def _read(conn: Any) -> _Read:
         ).fetchall()
     )
     llm: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for trace_id, span_id, attributes in conn.execute(
-        _LLM_SPANS.replace("{llm_spans}", llm_span_sql())
-    ).fetchall():
+    for trace_id, span_id, attributes in conn.execute(_LLM_SPANS).fetchall():
         try:
             parsed = json.loads(attributes) if attributes else {}
         except ValueError:

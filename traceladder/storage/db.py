@@ -261,12 +261,39 @@ def _open_error(path: Path, exc: duckdb.IOException) -> StoreError:
     return StoreError(f"cannot open {path}: {first_line(exc)}")
 
 
-def open_store(path: Path, *, read_only: bool = False, say: Callable[[str], None] = log.warning) -> Store:
+def open_store(
+    path: Path,
+    *,
+    read_only: bool = False,
+    say: Callable[[str], None] = log.warning,
+    stale_notice: bool = True,
+) -> Store:
     """Open the store after folding in what a receiver acknowledged, so every command sees every
     span acknowledged before it started. A reader folds through a short write open of its own;
     when that cannot run (the file is not writable, the disk is full, another process holds the
     store), it reads what is folded and, if segments are waiting, says once through `say` how
-    many. A writer's fold that cannot run is the writer's error: it could not write either."""
+    many. A writer's fold that cannot run is the writer's error: it could not write either.
+    A store holding rows of an older extraction says so once (`stale_notice`)."""
+    store = _open(path, read_only, say)
+    if stale_notice:
+        _say_if_stale(store, say)
+    return store
+
+
+def _say_if_stale(store: Store, say: Callable[[str], None]) -> None:
+    # The stage's version and stamp rule only (a module of constants): reading commands must not
+    # load the conventions to open a store.
+    from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp
+    from traceladder.storage.settings import say_if_stale
+
+    try:
+        say_if_stale(store, EXTRACTION_VERSION, conventions_stamp, say)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _open(path: Path, read_only: bool, say: Callable[[str], None]) -> Store:
     from traceladder.storage.segments import has_pending
 
     if read_only:

@@ -133,7 +133,7 @@ RUN_MODELS = """
 SELECT DISTINCT attributes->>'$."traceladder.run.id"' AS run_id,
        attributes->>'$."gen_ai.request.model"' AS model
 FROM {spans}
-WHERE operation = 'invoke_agent' AND source IS DISTINCT FROM 'judge'
+WHERE attributes->>'$."gen_ai.operation.name"' = 'invoke_agent' AND source IS DISTINCT FROM 'judge'
   AND attributes->>'$."traceladder.run.id"' IS NOT NULL
   AND ($run IS NULL OR attributes->>'$."traceladder.run.id"' = $run)
 ORDER BY ALL

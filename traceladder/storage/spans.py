@@ -14,11 +14,11 @@ import pyarrow as pa
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
-from traceladder.conventions.columns import tool_columns
 from traceladder.otlp.decoded import TRACE_SCHEMA
 from traceladder.text import utf8_deep
 
-# A stored span: the decoded OTLP row (traceladder.otlp.decoded) plus where it came from.
+# A span as it is handed to the store: the decoded OTLP row (traceladder.otlp.decoded) plus where
+# it came from. The store adds the columns the extraction stage derives (`storage.derived`).
 SPAN_SCHEMA = TRACE_SCHEMA.append(pa.field("source", pa.string(), nullable=False))
 SPAN_COLUMNS = tuple(SPAN_SCHEMA.names)
 
@@ -103,7 +103,6 @@ def readable_span_columns(spans: Sequence[ReadableSpan], source: str) -> dict[st
                 scope.version if scope else None,
                 ctx.trace_state.to_header() or None,
                 _FLAGS_HAS_REMOTE | (_FLAGS_REMOTE if parent and parent.is_remote else 0),
-                *tool_columns(attrs),
                 source,
             )
         )

@@ -3,21 +3,21 @@
 It answers the live questions without scanning spans: when did the trace first and last arrive,
 what is its arrival number (`seq`, from one sequence: a later arrival has a higher number, so a
 result that judged an older `seq` is stale), does it have a root span yet, where did it run
-(service, version, environment, agent) and how many model requests did it make. Runs inside the
-writer's transaction, on the traces registered as `affected_traces`.
+(service, version, environment, agent) and how many model requests did it make, and which
+extraction derived its rows. Runs inside the writer's transaction, on the traces registered as
+`affected_traces`, with what only a convention can say (the agent's name) registered by the
+extraction stage as `derived_facts`; model requests are the spans whose derived `role` is 'llm'.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from functools import cache
 
 import duckdb
 
-from traceladder.conventions.registry import agent_name_sql, llm_span_sql
+from traceladder.storage.derived import Stamp
 
 # A trace's root is its span without a parent (the earliest, if a broken producer sent several).
-# Model turns: the spans the conventions call LLM spans (`conventions.registry.llm_span_sql`).
 _FACTS = """
 SELECT a.trace_id,
        count(s.span_id)::INTEGER AS spans,
@@ -31,32 +31,31 @@ SELECT a.trace_id,
                 max(s.resource->>'$."service.version"')) AS service_version,
        coalesce(max(s.resource->>'$."deployment.environment.name"'),
                 max(s.resource->>'$."deployment.environment"')) AS environment,
-       {agent_name} AS agent_name,
-       count(*) FILTER (WHERE {llm_spans})::INTEGER AS model_turns
+       count(*) FILTER (WHERE s.role = 'llm')::INTEGER AS model_turns
 FROM affected_traces a
 LEFT JOIN spans s ON s.trace_id = a.trace_id
 GROUP BY a.trace_id
 """
 
 
-@cache
-def facts_sql() -> str:
-    return _FACTS.replace("{llm_spans}", llm_span_sql("s")).replace("{agent_name}", agent_name_sql("s"))
-
-
-def index_traces(conn: duckdb.DuckDBPyConnection, now: datetime | None = None) -> None:
+def index_traces(
+    conn: duckdb.DuckDBPyConnection, now: datetime | None = None, *, stamp: Stamp, arrived: bool = True
+) -> None:
     """Rewrite the index rows of the registered `affected_traces`: facts recomputed from all their
-    spans, `first_seen` kept, `last_seen` now, a new `seq`."""
-    stamp = (now or datetime.now(UTC)).replace(tzinfo=None)
+    spans, `first_seen` kept, a new `seq`, `last_seen` now when they `arrived` (kept on a rebuild),
+    and the extraction's `stamp`."""
+    moment = (now or datetime.now(UTC)).replace(tzinfo=None)
+    last_seen = "$now" if arrived else "coalesce(o.last_seen, $now)"
     fresh = conn.sql(
         f"""
-        SELECT f.trace_id, coalesce(o.first_seen, $now) AS first_seen, $now AS last_seen,
+        SELECT f.trace_id, coalesce(o.first_seen, $now) AS first_seen, {last_seen} AS last_seen,
                nextval('trace_arrival_seq') AS seq, f.spans, f.has_root, f.start_ns, f.end_ns, f.error,
-               f.service, f.service_version, f.environment, f.agent_name, f.model_turns
-        FROM ({facts_sql()}) f LEFT JOIN traces o USING (trace_id)
+               f.service, f.service_version, f.environment, d.agent_name, f.model_turns,
+               $version AS extraction, $conventions AS conventions
+        FROM ({_FACTS}) f LEFT JOIN traces o USING (trace_id) LEFT JOIN derived_facts d USING (trace_id)
         ORDER BY f.trace_id
         """,
-        params={"now": stamp},
+        params={"now": moment, "version": stamp.version, "conventions": stamp.conventions},
     ).to_arrow_table()
     conn.execute("DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
     conn.register("fresh_traces", fresh)

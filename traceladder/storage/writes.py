@@ -2,16 +2,21 @@
 
 Idempotent: a span is identified by (trace_id, span_id) and a log record by its content hash, so
 re-sent or re-ingested rows — and duplicates inside one batch — add nothing (the first one wins).
-Every trace that gained a row has its tool calls and tool definitions derived again from
-everything stored for it (`storage.derive`), so a trace split over many requests and both signals
-ends up with the same calls as one sent whole. Receiver segments folded in by the same transaction
-are recorded in `ingested_segments`.
+
+Inside the transaction: the rows already stored of the batch's traces that had some are read
+(only those: a new trace is read from the batch alone), the extraction stage
+(`storage.derived.Extraction`; `traceladder.extraction.STAGE` unless another is given) turns the
+batch and them into derived rows, the batch is inserted with its spans' derived columns, and every
+trace that gained a row gets the derived rows as given (`storage.derive`) — so a trace split over
+many requests and both signals ends up with the same calls as one sent whole. The stage reads with
+the store's recorded conventions (`storage.settings`). Receiver segments folded in by the same
+transaction are recorded in `ingested_segments`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import NamedTuple
 
 import duckdb
@@ -20,7 +25,16 @@ import pyarrow.compute as pc
 
 from traceladder.otlp.decoded import LOG_SCHEMA
 from traceladder.storage.db import Store
-from traceladder.storage.derive import derive_traces
+from traceladder.storage.derive import store_derived
+from traceladder.storage.derived import (
+    DERIVED_SPAN_COLUMNS,
+    STORED_LOG_COLUMNS,
+    STORED_SPAN_COLUMNS,
+    Batch,
+    Extraction,
+    TraceRows,
+)
+from traceladder.storage.settings import CONVENTIONS, conventions_setting, record
 from traceladder.storage.spans import SPAN_COLUMNS
 
 LOG_COLUMNS = (*LOG_SCHEMA.names, "source")
@@ -42,9 +56,43 @@ def _numbered(table: pa.Table) -> pa.Table:
     return table.append_column("_row", pa.array(range(table.num_rows), pa.int64()))
 
 
+def default_extraction() -> Extraction:
+    """Ours. Imported here, on first write, only to wire the default: nothing in storage calls
+    more of it than `Extraction.extract`, and storage never reads a span by convention."""
+    from traceladder.extraction import STAGE
+
+    return STAGE
+
+
+def stored_rows(conn: duckdb.DuckDBPyConnection, table: str = "wanted_traces") -> TraceRows:
+    """Everything stored of the traces registered as `table` (a `trace_id` column)."""
+    spans = conn.sql(
+        f"SELECT {', '.join(STORED_SPAN_COLUMNS)} FROM spans SEMI JOIN {table} USING (trace_id) "
+        "ORDER BY trace_id"
+    ).to_arrow_table()
+    logs = conn.sql(
+        f"SELECT {', '.join(STORED_LOG_COLUMNS)} FROM log_records SEMI JOIN {table} USING (trace_id) "
+        "ORDER BY trace_id"
+    ).to_arrow_table()
+    return TraceRows(spans, logs)
+
+
+def _prior(
+    conn: duckdb.DuckDBPyConnection, batches: dict[str, pa.Table], register: Callable[[str, pa.Table], None]
+) -> TraceRows:
+    """What is stored of the batch's traces that already had rows (the trace index says which:
+    a batch of new traces reads nothing)."""
+    ids = [b.column("trace_id") for b in batches.values()]
+    candidates = pc.unique(pa.chunked_array([c for col in ids for c in col.chunks], pa.string()))
+    register("batch_traces", pa.table({"trace_id": candidates.filter(pc.is_valid(candidates))}))
+    had = conn.sql("SELECT trace_id FROM traces SEMI JOIN batch_traces USING (trace_id)").to_arrow_table()
+    register("wanted_traces", had)
+    return stored_rows(conn)
+
+
 def _insert_spans(conn: duckdb.DuckDBPyConnection) -> pa.Array:
     """Insert the new spans of `span_batch`; returns the trace ids that gained a row."""
-    cols = ", ".join(SPAN_COLUMNS)
+    cols = ", ".join((*SPAN_COLUMNS, *DERIVED_SPAN_COLUMNS))
     # Anti-join on (trace_id, span_id): measured ~1.7x faster than a primary key with
     # INSERT OR IGNORE (bench/exporter_throughput.py); QUALIFY drops in-batch repeats.
     return (
@@ -74,19 +122,25 @@ def _insert_logs(conn: duckdb.DuckDBPyConnection) -> pa.Array:
 
 
 @contextmanager
-def _registered(store: Store, batches: dict[str, pa.Table]) -> Iterator[None]:
-    """The batches queryable by name around the whole transaction. Registered outside it on
-    purpose: DuckDB refuses to unregister inside an aborted transaction, and that refusal used to
-    replace the error that aborted it (a row the store refused read as "Current transaction is
-    aborted")."""
+def _registered(store: Store) -> Iterator[Callable[[str, pa.Table], None]]:
+    """A `register(name, table)` whose tables stay queryable until the transaction inside has
+    ended. Unregistered outside it on purpose: DuckDB refuses to unregister inside an aborted
+    transaction, and that refusal used to replace the error that aborted it (a row the store
+    refused read as "Current transaction is aborted"); after the ROLLBACK, nothing of a failed
+    attempt is left for a retry to trip on."""
+    names: list[str] = []
+
+    def register(name: str, table: pa.Table) -> None:
+        store.conn.register(name, table)
+        names.append(name)
+
     with store.lock:
-        for name, table in batches.items():
-            store.conn.register(name, table)
         try:
-            yield
+            yield register
         finally:
-            for name in batches:
-                store.conn.unregister(name)
+            for name in names:
+                with suppress(duckdb.Error):
+                    store.conn.unregister(name)
 
 
 def write_batch(
@@ -94,22 +148,41 @@ def write_batch(
     spans: pa.Table | None = None,
     logs: pa.Table | None = None,
     segments: Sequence[SegmentRecord] = (),
+    extraction: Extraction | None = None,
 ) -> WriteCounts:
-    """Insert spans (SPAN_SCHEMA) and log records (LOG_SCHEMA + source) in one transaction, derive
-    the calls of every trace that changed, and record `segments` as ingested."""
-    batches = {}
+    """Insert spans (SPAN_SCHEMA) and log records (LOG_SCHEMA + source) in one transaction with
+    the rows `extraction` derives from them, and record `segments` as ingested."""
+    stage = extraction if extraction is not None else default_extraction()
+    conventions, first = conventions_setting(store)
+    given = {}
     if spans is not None and spans.num_rows:
-        batches["span_batch"] = _numbered(spans.select(list(SPAN_COLUMNS)))
+        given["span_batch"] = spans.select(list(SPAN_COLUMNS))
     if logs is not None and logs.num_rows:
-        batches["log_batch"] = _numbered(logs.select(list(LOG_COLUMNS)))
-    with _registered(store, batches), store.transaction() as conn:
+        given["log_batch"] = logs.select(list(LOG_COLUMNS))
+    if not given:
+        if segments:
+            with store.transaction() as conn:
+                conn.executemany(
+                    "INSERT INTO ingested_segments (name, signal, rows) VALUES (?, ?, ?)",
+                    [tuple(s) for s in segments],
+                )
+        return WriteCounts(0, 0, 0)
+    # One transaction under the store's lock: what is read, derived and written is one state.
+    with store.lock, _registered(store) as register, store.transaction() as conn:
+        derived = stage.extract(
+            Batch(given.get("span_batch"), given.get("log_batch"), _prior(conn, given, register)), conventions
+        )
+        if derived.spans is not None:
+            given["span_batch"] = derived.spans.select([*SPAN_COLUMNS, *DERIVED_SPAN_COLUMNS])
+        for name, table in given.items():
+            register(name, _numbered(table))
         touched: list[pa.ChunkedArray] = []
         new_spans = new_logs = 0
-        if "span_batch" in batches:
+        if "span_batch" in given:
             ids = _insert_spans(conn)
             new_spans = len(ids)
             touched.append(ids)
-        if "log_batch" in batches:
+        if "log_batch" in given:
             ids = _insert_logs(conn)
             new_logs = len(ids)
             touched.append(ids)
@@ -117,12 +190,14 @@ def write_batch(
         if touched:
             affected = pc.unique(pa.chunked_array([c for t in touched for c in t.chunks], pa.string()))
             affected = affected.filter(pc.is_valid(affected))
-            traces = derive_traces(conn, affected)
+            traces = store_derived(conn, derived, affected)
         if segments:
             conn.executemany(
                 "INSERT INTO ingested_segments (name, signal, rows) VALUES (?, ?, ?)",
                 [tuple(s) for s in segments],
             )
+        if first:
+            record(store, CONVENTIONS, conventions)
     return WriteCounts(new_spans, new_logs, traces)
 
 

@@ -27,7 +27,7 @@ from traceladder.conventions.attribute_values import (
     name_text,
     text,
 )
-from traceladder.conventions.base import LLM, OTHER, Convention, Messages, Role, Side, other_scope_sql
+from traceladder.conventions.base import LLM, OTHER, Convention, Messages, Role, Side
 from traceladder.conventions.sightings import (
     REQUEST,
     DefinitionList,
@@ -91,14 +91,7 @@ def _parts(value: Any) -> list[dict[str, Any]]:
 class GoogleADK(Convention):
     name = NAME
     precedence = 5
-    untouched_sql = other_scope_sql(SCOPE)
     markers = frozenset({RESPONSE_ATTR, REQUEST_ATTR})
-    role_sql = (
-        f"CASE WHEN {{scope_name}} = '{SCOPE}' AND json_exists({{attributes}}, '$.\"{RESPONSE_ATTR}\"')"
-        f" AND {{attributes}}->>'$.\"{og.OPERATION}\"' IS NULL THEN 'llm'"
-        f" WHEN {{scope_name}} = '{SCOPE}'"
-        f" AND {{attributes}}->>'$.\"{og.TOOL_NAME}\"' = '{MERGED}' THEN 'other' END"
-    )
 
     def role(self, span: SpanView) -> Role | None:
         if span.scope_name != SCOPE:

@@ -31,7 +31,7 @@ from traceladder.conventions.attribute_values import (
     name_text,
     text,
 )
-from traceladder.conventions.base import Convention, other_scope_sql
+from traceladder.conventions.base import Convention
 from traceladder.conventions.sightings import Execution, Sighting, sighting
 from traceladder.conventions.views import SpanView
 
@@ -110,7 +110,6 @@ def _tool_message_content(value: Any) -> tuple[str | None, str | None] | None:
 class LangChain(Convention):
     name = NAME
     precedence = 5
-    untouched_sql = other_scope_sql(OPENINFERENCE_SCOPE, OPENLLMETRY_SCOPE)
 
     # role: the base conventions decide; this one only re-reads their spans
 

@@ -26,7 +26,7 @@ from traceladder.conventions.attribute_values import (
     loads,
     name_text,
 )
-from traceladder.conventions.base import Convention, Messages, Side, other_scope_sql
+from traceladder.conventions.base import Convention, Messages, Side
 from traceladder.conventions.openinference import OUTPUT_FIRST, OUTPUT_FIRST_CALL
 from traceladder.conventions.otel_genai import OUTPUT_MESSAGES, openai_calls
 from traceladder.conventions.sightings import Sighting, sighting
@@ -84,7 +84,6 @@ def _repr_messages(attrs: dict[str, Any]) -> list[Any]:
 class OpenAIAgents(Convention):
     name = NAME
     precedence = 5
-    untouched_sql = other_scope_sql(OPENINFERENCE_SCOPE, OTEL_SCOPE)
 
     def response_calls(self, span: SpanView) -> list[Sighting]:
         attrs = span.attributes

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Final
 
 from traceladder.conventions.attribute_values import ARGS_TOOL_SPAN, as_dict
-from traceladder.conventions.base import Convention, other_scope_sql
+from traceladder.conventions.base import Convention
 from traceladder.conventions.sightings import Execution
 from traceladder.conventions.views import SpanView
 
@@ -27,7 +27,6 @@ WRAPPER: Final = "INVALID_JSON"
 class PydanticAI(Convention):
     name = NAME
     precedence = 5
-    untouched_sql = other_scope_sql(SCOPE)
 
     def refine_execution(self, span: SpanView, execution: Execution) -> Execution:
         if span.scope_name != SCOPE or not isinstance(execution.args, str) or WRAPPER not in execution.args:

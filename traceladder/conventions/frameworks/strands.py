@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from traceladder.conventions import otel_genai as og
 from traceladder.conventions.attribute_values import ABSENT, ARGS_STRUCTURED, as_dict, loads, text
-from traceladder.conventions.base import Convention, other_scope_sql
+from traceladder.conventions.base import Convention
 from traceladder.conventions.sightings import DefinitionSource, Execution
 from traceladder.conventions.views import SpanView
 from traceladder.instrumentation import semconv as sc
@@ -43,7 +43,6 @@ def _event(span: SpanView, name: str) -> dict[str, Any] | None:
 class Strands(Convention):
     name = NAME
     precedence = 5
-    untouched_sql = other_scope_sql(SCOPE)
 
     def refine_execution(self, span: SpanView, execution: Execution) -> Execution:
         if span.scope_name != SCOPE:
