@@ -145,10 +145,11 @@ def test_a_broken_tool_schema_in_a_deploy_surfaces_as_a_falling_score(tmp_path: 
     trend = cli("trend", "--db", str(db), "--min-traces", "10")
     assert trend.returncode == 1, trend.stdout + trend.stderr
     assert "DROP" in trend.stdout and "1.1" in trend.stdout
-    assert "schema" in trend.stdout and "orderId" in trend.stdout
+    # the deploy sends orderId for order_id: rung 1 names the required property it misses
+    assert "schema" in trend.stdout and "PARAM_MISSING" in trend.stdout and "order_id" in trend.stdout
 
     found = cli("sql", "--db", str(db), "--json",
-                "SELECT DISTINCT trace_id, arguments FROM failures WHERE rung_name = 'schema' AND param = 'orderId'")  # fmt: skip
+                "SELECT DISTINCT trace_id, arguments FROM failures WHERE rung_name = 'schema' AND param = 'order_id'")  # fmt: skip
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)
     assert {h["trace_id"] for h in hits} == broken

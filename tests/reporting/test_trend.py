@@ -13,12 +13,16 @@ import duckdb
 import pytest
 from conftest import cli
 
+from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp
 from traceladder.live.stats import two_proportion_z, wilson
 from traceladder.storage.db import Store
 from traceladder.storage.migrations import MIGRATIONS
 
 DAY1 = datetime(2024, 5, 1, 10, 0)
 _ids = count(1)
+
+# rows written by hand carry today's extraction stamp, as the stage would write them
+CURRENT_STAMP = (EXTRACTION_VERSION, conventions_stamp(""))
 
 
 def ns(at: datetime) -> int:
@@ -78,8 +82,8 @@ def add(store, n, *, version="1.0", verdict="PASS", cls=None, weight=1.0, first_
     for _ in range(n):
         trace_id = f"{next(_ids):032x}"
         store.execute(
-            "INSERT INTO traces VALUES (?, ?, ?, 1, 1, true, ?, NULL, false, ?, ?, ?, NULL, 1)",
-            [trace_id, first_seen, first_seen, start, service, version, environment],
+            "INSERT INTO traces VALUES (?, ?, ?, 1, 1, true, ?, NULL, false, ?, ?, ?, NULL, 1, ?, ?)",
+            [trace_id, first_seen, first_seen, start, service, version, environment, *CURRENT_STAMP],
         )
         store.execute(
             "INSERT INTO trace_results (trace_id, verdict, failure_class, evaluator_version, evaluated_at, "
@@ -256,7 +260,7 @@ def test_an_empty_store_says_so_and_exits_0(db):
     assert result.stdout == "no traces in the store yet; nothing to compare\n"
     with Store(db) as store:
         store.execute("INSERT INTO traces VALUES ('ab', now(), now(), 1, 1, true, NULL, NULL, false, 'shop', "
-                      "'1.0', NULL, NULL, 0)")  # fmt: skip
+                      "'1.0', NULL, NULL, 0, ?, ?)", list(CURRENT_STAMP))  # fmt: skip
     result = cli("trend", "--db", str(db))
     assert result.returncode == 0 and result.stdout.startswith("no judged traces yet (1 trace(s) stored;")
     code, out = trend_json(db)

@@ -169,13 +169,13 @@ def test_http_from_the_cli_a_case_without_a_trace_gets_one_of_its_own(tmp_path: 
 
 
 def test_a_hostile_schema_is_served_as_data_and_its_calls_are_tool_errors(tmp_path: Path) -> None:
-    """A declarative domain whose definitions hold a backtracking pattern and a remote $ref: the
-    tools are listed, each call is answered (an error result), nothing is fetched, nothing hangs."""
+    """A declarative domain whose definitions hold a backtracking pattern: the tools are listed,
+    the call is answered (an error result, matched in linear time), nothing hangs. A remote $ref
+    makes the folder an invalid domain (the trust boundary): refused in one line, nothing fetched."""
     folder = tmp_path / "hostile"
     shutil.copytree(ROOT / "examples" / "flights", folder)
     tools = json.loads((folder / "tools.json").read_text())
     tools[0]["function"]["parameters"]["properties"]["origin"] = {"type": "string", "pattern": "^(a+)+$"}
-    tools[1]["function"]["parameters"]["properties"]["seat"] = {"$ref": "http://127.0.0.1:9/evil.json"}
     (folder / "tools.json").write_text(json.dumps(tools))
     server = StdioServerParameters(
         command=sys.executable,
@@ -191,10 +191,18 @@ def test_a_hostile_schema_is_served_as_data_and_its_calls_are_tool_errors(tmp_pa
                 await client.call_tool(
                     "search_flights", {"origin": "a" * 40 + "!", "destination": "JFK", "date": "x"}
                 ),
-                await client.call_tool("book_flight", {"flight_id": "F1", "seat": "12A"}),
             ]
 
-    assert [r.is_error for r in asyncio.run(agent())] == [True, True]
+    assert [r.is_error for r in asyncio.run(agent())] == [True]
+
+    tools[1]["function"]["parameters"]["properties"]["seat"] = {"$ref": "http://127.0.0.1:9/evil.json"}
+    (folder / "tools.json").write_text(json.dumps(tools))
+    refused = subprocess.run(
+        [sys.executable, "-m", "traceladder", "tools", "serve", "--domain", str(folder), "--case", "x",
+         "--db", str(tmp_path / "r.duckdb")], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert refused.returncode == 2, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "$ref" in refused.stderr, refused.stderr
 
 
 def test_without_the_mcp_extra_one_line_names_it(tmp_path: Path) -> None:

@@ -171,7 +171,8 @@ def render_text(result: Trend, console: Console) -> None:
     table = Table()
     for name in ("service", "env", result.by, "traces", "scored", "pass rate", "95% CI", "success rate"):
         left = name in ("service", "env", result.by, "95% CI")
-        table.add_column(name, justify="left" if left else "right", overflow="fold")  # wrap, never cut
+        # text folds (wraps, never cut); a number never folds: "63.8%" split over two lines misreads
+        table.add_column(name, justify="left" if left else "right", overflow="fold", no_wrap=not left)
     # no_wrap, not min_width: rich clamps a min_width column back up after shrinking the others to
     # fit, and the table then overflows the console and is cut; a no_wrap column keeps its width
     # ("invariants 100.0%" on one line) while the columns around it fold to make room.

@@ -36,7 +36,7 @@ BATCH_TRACES = 20_000  # traces read, judged and written together (decision 100)
 # store file instead of keeping them, so its memory does not grow with the store (decision 101).
 # 128 MB on one thread (decision 240): a batch's unit read on 1M agent spans needed ~70-90 MB of
 # hash tables, and under 64 MB it fell to the retry below, whose 1 GB became the process's peak.
-DUCKDB_MEMORY = "128MB"
+DUCKDB_MEMORY = "64MB"
 # A read that needs more — DuckDB scans 2,048 rows at a time, and spans carrying whole chat
 # histories make one vector of attributes outgrow the cap — runs again with this much: the cap
 # bounds the cache, it must never fail an evaluation.

@@ -40,6 +40,10 @@ INGEST_MEMORY = "128MB"
 # again with each of these in turn (a trace with a 50 MB argument needs ~2.2 GB; "80%" is DuckDB's
 # own default): the cap bounds the cache, it must never fail an ingest.
 INGEST_MEMORY_ROOMY = ("2GB", "80%")
+# A request whose spans average more than this is written with the first roomy cap at once: under
+# the small cap such a span can fail DuckDB fatally (the database invalidated, so no retry), not
+# with a recoverable out-of-memory error.
+WIDE_SPAN_BYTES = 1 << 20
 
 
 @dataclass
@@ -67,6 +71,7 @@ class _Buffer:
         self.batch_rows, self.batch_bytes = batch_rows, batch_bytes
         self.tables: dict[str, list[pa.Table]] = {"spans": [], "logs": []}
         self.rows = self.bytes = 0
+        self.wide = self.seen_wide = False
 
     def add(self, item: Decoded, source: str) -> None:
         kind = "spans" if item.signal == "traces" else "logs"
@@ -74,6 +79,8 @@ class _Buffer:
             self.tables[kind].append(_with_source(item.batch.table, source))
             self.rows += item.batch.table.num_rows
             self.bytes += item.batch.table.nbytes
+            self.wide |= item.batch.table.nbytes > WIDE_SPAN_BYTES * item.batch.table.num_rows
+            self.seen_wide |= self.wide
         if self.rows >= self.batch_rows or self.bytes >= self.batch_bytes:
             self.flush()
 
@@ -82,12 +89,13 @@ class _Buffer:
             return
         spans = pa.concat_tables(self.tables["spans"]) if self.tables["spans"] else None
         logs = pa.concat_tables(self.tables["logs"]) if self.tables["logs"] else None
-        counts = _roomy(self.store, lambda: write_batch(self.store, spans=spans, logs=logs))
+        counts = _roomy(self.store, lambda: write_batch(self.store, spans=spans, logs=logs), wide=self.wide)
         self.summary.new_spans += counts.spans
         self.summary.new_logs += counts.logs
         self.summary.traces += counts.traces
         self.tables = {"spans": [], "logs": []}
         self.rows = self.bytes = 0
+        self.wide = False
 
 
 def _out_of_memory(exc: BaseException | None) -> bool:
@@ -102,11 +110,12 @@ def _out_of_memory(exc: BaseException | None) -> bool:
     return False
 
 
-def _roomy(store: Store, write: Callable[[], _T]) -> _T:
+def _roomy(store: Store, write: Callable[[], _T], wide: bool = False) -> _T:
     """`write()` under the cap, or again with more room each time DuckDB runs out of memory
     (`INGEST_MEMORY_ROOMY`). Each retry is a new transaction: the failed one was rolled back
-    (`Store.transaction`), and the write is idempotent."""
-    for room in (None, *INGEST_MEMORY_ROOMY[:-1]):
+    (`Store.transaction`), and the write is idempotent. `wide` (spans of megabytes) starts with
+    the first roomy cap."""
+    for room in ((None,) if not wide else ()) + INGEST_MEMORY_ROOMY[:-1]:
         try:
             if room is None:
                 return write()
@@ -180,7 +189,7 @@ def ingest(
             done(decoders.drain())
             buffer.flush()
             # under the cap too: closing the store would otherwise fold the WAL in uncapped
-            _roomy(store, lambda: store.execute("CHECKPOINT"))
+            _roomy(store, lambda: store.execute("CHECKPOINT"), wide=buffer.seen_wide)
     finally:
         decoders.close()
     return summary
