@@ -35,7 +35,7 @@ BATCH_ROWS = 50_000
 # histories are ~4 KB, so 50,000 of them held ~200 MB of Arrow plus DuckDB's copy.
 BATCH_BYTES = 64 << 20
 # DuckDB's share while ingesting: enough for a batch's insert and fold, the rest evicted.
-INGEST_MEMORY = "128MB"
+INGEST_MEMORY = "256MB"
 # A batch that needs more (spans of megabytes each; DuckDB works 2,048 rows at a time) is written
 # again with each of these in turn (a trace with a 50 MB argument needs ~2.2 GB; "80%" is DuckDB's
 # own default): the cap bounds the cache, it must never fail an ingest.
