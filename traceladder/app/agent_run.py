@@ -38,13 +38,12 @@ from traceladder.cases.loader import suite_path
 from traceladder.cases.model import Case
 from traceladder.cases.validator import read_valid_suite
 from traceladder.domain.base import Domain
-from traceladder.domain.registry import load_domain
+from traceladder.domain.registry import load_domain, with_system_prompt
 from traceladder.endpoints.probe import EndpointUnusable
 from traceladder.errors import StoreError, UserError
 from traceladder.evaluation import evaluate_store
 from traceladder.evaluation.evaluate import EvaluationSummary
 from traceladder.evaluators.ladder import Ladder
-from traceladder.files import read_text_file
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
 from traceladder.judge.phase import JudgeOptions
 from traceladder.storage.db import Store
@@ -247,7 +246,7 @@ def _plan(store: Store, request: AgentRunRequest) -> _Plan:
     if request.resume:
         return _resumed_plan(store, request)
     spec = agent_spec(request.agent, request.agent_cmd, request.agent_version)
-    domain = _with_prompt(load_domain(request.domain), request.system_prompt)
+    domain = with_system_prompt(load_domain(request.domain), request.system_prompt)
     return _model_plan(spec, domain, request.model, request.base_url, request.timeout_s, request.seed)
 
 
@@ -309,16 +308,6 @@ def _resumed_plan(store: Store, request: AgentRunRequest) -> _Plan:
         spec, domain, raw["agent_model"], raw.get("base_url"), raw["case_timeout_s"], raw.get("sim_seed")
     )
     return plan
-
-
-def _with_prompt(domain: Domain, path: Path | None) -> Domain:
-    """The domain, with its system prompt replaced by the file's text when one is named."""
-    if path is None:
-        return domain
-    prompt = read_text_file(path, "system prompt")
-    if not prompt.strip():
-        raise UserError(f"system prompt file {path} is empty")
-    return replace(domain, system_prompt=prompt)
 
 
 def _sim(plan: _Plan, cases: Sequence[Case], domain: Domain) -> SimModel | None:

@@ -25,10 +25,9 @@ from traceladder.cli.common import (
 )
 from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged
 from traceladder.domain.base import Domain
-from traceladder.domain.registry import load_domain
+from traceladder.domain.registry import load_domain, with_system_prompt
 from traceladder.errors import ExitCode, UserError
 from traceladder.evaluation import evaluate_store
-from traceladder.files import read_text_file
 from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import Store, open_store
 from traceladder.workflows.report_files import load_report, save_json_report
@@ -238,18 +237,6 @@ def _resumed(store: Store, args: argparse.Namespace) -> tuple[ModelChoice, Agent
     return choose_model(config.model, url), config, load_domain(domain or domain_name(args))
 
 
-def _with_prompt(domain: Domain, path: Path | None) -> Domain:
-    """The domain, with its system prompt replaced by the file's text when one is named."""
-    if path is None:
-        return domain
-    from dataclasses import replace
-
-    prompt = read_text_file(path, "system prompt")
-    if not prompt.strip():
-        raise UserError(f"system prompt file {path} is empty")
-    return replace(domain, system_prompt=prompt)
-
-
 def _suite(domain: Domain, cases: Path | None) -> ValidSuite:
     """The run's suite, read and validated once: the runner, the progress line and the evaluation
     after the run all take these cases instead of reading the file again."""
@@ -280,7 +267,7 @@ def handle(args: argparse.Namespace) -> int:
         if args.resume:
             choice, config, domain = _resumed(store, args)
         else:
-            domain = _with_prompt(load_domain(domain_name(args)), args.system_prompt)
+            domain = with_system_prompt(load_domain(domain_name(args)), args.system_prompt)
             choice = choose_model(args.model, args.base_url)
             config = _config_from_args(args, choice.model, choice.base_url)
         judge = None if args.no_report else judge_options(args, simulated=is_sim(choice.model))
@@ -336,7 +323,7 @@ def prepare(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
     from traceladder.agent.sim import is_sim
     from traceladder.cli.progress import RunProgress
 
-    domain = _with_prompt(load_domain(domain_name(args)), args.system_prompt)
+    domain = with_system_prompt(load_domain(domain_name(args)), args.system_prompt)
     choice = choose_model(args.model, args.base_url)
     config = _config_from_args(args, choice.model, choice.base_url)
     judge = judge_options(args, simulated=is_sim(choice.model))

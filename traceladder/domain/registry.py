@@ -11,12 +11,15 @@ Every command that needs a domain resolves it once, here, from `--domain NAME` â
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from traceladder.domain.base import Domain
 from traceladder.errors import UserError
+from traceladder.files import read_text_file
 
 GROUP = "traceladder.domains"
 DEFAULT_DOMAIN = "retail"
@@ -60,3 +63,13 @@ def load_domain(name: str = DEFAULT_DOMAIN) -> Domain:
     if domain.name != name:
         raise UserError(f"domain {name!r} ({target}) calls itself {domain.name!r}; the names must match")
     return domain
+
+
+def with_system_prompt(domain: Domain, path: Path | None) -> Domain:
+    """The domain, with its system prompt replaced by the file's text when one is named."""
+    if path is None:
+        return domain
+    prompt = read_text_file(path, "system prompt")
+    if not prompt.strip():
+        raise UserError(f"system prompt file {path} is empty")
+    return replace(domain, system_prompt=prompt)
