@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "traceladder.cli.evaluate_cmd",
     "export": "traceladder.cli.export_cmd",
     "reindex": "traceladder.cli.reindex_cmd",
+    "explain": "traceladder.cli.explain_cmd",
     "report": "traceladder.cli.report_cmd",
     "sql": "traceladder.cli.sql_cmd",
     "gate": "traceladder.cli.gate_cmd",

@@ -7,6 +7,7 @@ orjson's limit) render as None rather than failing the trace.
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any, Final
 
@@ -42,6 +43,21 @@ def loads(value: Any, default: Any = None) -> Any:
         return orjson.loads(value)
     except orjson.JSONDecodeError:
         return default
+
+
+MAX_LITERAL = 1 << 20  # a repr longer than this is not parsed (literal_eval's cost grows with it)
+
+
+def python_literal(value: Any) -> Any:
+    """A Python literal an instrumentation wrote with repr() (`{'id': 'call_1', …}`), parsed with
+    `ast.literal_eval` — literals only, nothing runs — else None. A repr that is not a literal
+    (`ToolCall(id='call_1', …)`) is None: what it holds is reported as unread, never guessed."""
+    if not isinstance(value, str) or value[:1] not in ("{", "[") or len(value) > MAX_LITERAL:
+        return None
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
 
 
 def text(value: Any) -> str | None:

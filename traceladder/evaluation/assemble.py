@@ -154,7 +154,7 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
         absent["judge"] = ctx.judge_absent.get(unit.trace_id, "not a survivor of the code rungs")
     return TraceInputs(
         unit.trace_id, calls, case, tools, d.rules if d else None, policy=policy, judge=judgment, state=state,
-        agent_error=agent_error, facts=unit.facts, absent=absent,
+        agent_error=agent_error, facts=unit.facts, absent=absent, unread=unit.unread,
     )  # fmt: skip
 
 
@@ -190,10 +190,11 @@ INPUT_KEYS: Mapping[str, KeyPart] = {
     "facts": facts_key,  # read only by the policy's checks: what of them can matter
     "judge": lambda u, c: (c.judgments.get(u.trace_id), c.judge_absent.get(u.trace_id)),
     "state": lambda u, c: (u.domain, u.case_id, u.ledger),
+    "unread": lambda u, c: u.unread,
 }
-# Read whatever the rungs declare: the fold (a skipped case, an agent error) and rung 1 (schemas
-# and rules when there are any), which needs none of them to run.
-ALWAYS_READ = frozenset({"case", "agent_error", "tools", "rules"})
+# Read whatever the rungs declare: the fold (a skipped case, an agent error, calls not all read)
+# and rung 1 (schemas and rules when there are any), which needs none of them to run.
+ALWAYS_READ = frozenset({"case", "agent_error", "tools", "rules", "unread"})
 # Fields of `TraceInputs` that are not inputs: the trace's identity, its calls (the key's first
 # part, as recorded) and the reasons derived from the inputs above.
 NOT_INPUTS = frozenset({"trace_id", "calls", "absent"})

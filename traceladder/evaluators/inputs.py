@@ -4,7 +4,8 @@
 when it came from a suite; tool schemas (a domain's, or — for traces from elsewhere — the
 definitions the trace itself captured); the domain's rules for reads, whitelists, fixture IDs and
 chains; later an invariant policy and a judge. A rung whose inputs are absent is reported
-`not_evaluated` with the reason in `absent`, never a pass.
+`not_evaluated` with the reason in `absent`, never a pass; a trace whose calls could not all be
+read (`unread`) is `not_evaluated` on every rung, never judged on the part that was read.
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ class TraceInputs:
     agent_error: str | None = None  # set: the run produced no normally scored result
     facts: TraceFacts = TraceFacts()
     absent: Mapping[str, str] = field(default_factory=dict)  # input → why it is missing
+    # set: the calls are not the trace's whole story (tool activity in a shape no convention read,
+    # fewer calls than tools executed); every rung is then `not_evaluated` with this reason
+    unread: str | None = None
 
     def has(self, name: str) -> bool:
         return getattr(self, name, None) is not None

@@ -101,6 +101,14 @@ class Ladder:
             return Verdict(
                 VerdictValue.AGENT_ERROR, None, None, explanation=f"agent error: {inputs.agent_error}"
             )
+        if inputs.unread:
+            # What was read is not the trace's whole story: judging it would turn "could not read
+            # this" into "this is fine". Every rung reads the calls (state and the judge included:
+            # a PASS there would still be a PASS of a trace whose calls nobody checked).
+            # The fold's answer for a trace no rung could judge, with the one reason said once.
+            reason = f"not evaluated: {inputs.unread}"
+            rungs = tuple(_constant(rung, "not_evaluated", reason) for rung in self.rungs)
+            return Verdict(VerdictValue.NOT_EVALUATED, None, None, None, rungs, reason, ())
         analysis = Analysis(inputs)
         results: list[RungResult] = []
         failed = False

@@ -11,9 +11,10 @@ store writes as given. Each span's attributes are parsed once here, for both of 
   so `traceladder reindex` gives the same rows as the write did): its tool calls and definitions
   (`conventions.extract_trace`) and its agent's name.
 
-Every row is stamped with `EXTRACTION_VERSION` and the conventions in force. Later outputs (what
-each convention read and left unread; conversations) are further tables of `DerivedRows`, computed
-here from the same parsed views.
+Every row is stamped with `EXTRACTION_VERSION` and the conventions in force. What each convention
+read and what no convention read (`extraction.reading`: the spans claimed, the tool activity left
+unread, and the reason a trace's calls cannot be judged whole) is computed here from the same
+parsed views; later outputs (conversations) are further tables of `DerivedRows`.
 """
 
 from __future__ import annotations
@@ -29,18 +30,21 @@ from traceladder.conventions.attribute_values import text
 from traceladder.conventions.base import TOOL, ToolColumns
 from traceladder.conventions.otel_genai import ERROR_TYPE, OPERATION
 from traceladder.conventions.views import ExtractedCall, ToolDefinition
+from traceladder.extraction.reading import Reading, read_trace
 from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp
 from traceladder.storage.derived import (
     CALL_SCHEMA,
     DEFINITION_SCHEMA,
     DERIVED_SPAN_COLUMNS,
     DERIVED_SPAN_FIELDS,
+    READING_SCHEMA,
     STORED_LOG_COLUMNS,
     STORED_SPAN_COLUMNS,
     TRACE_FACT_SCHEMA,
     Batch,
     DerivedRows,
     Stamp,
+    TraceRows,
 )
 
 _NO_EVENTS = ("[]", "", None)
@@ -113,6 +117,19 @@ def _log_view(row: tuple[Any, ...]) -> LogView:
     )  # fmt: skip
 
 
+def trace_views(rows: TraceRows, trace_id: str) -> tuple[list[SpanView], list[LogView]]:
+    """One trace's stored spans (start order) and log records as the stage reads them, each once."""
+    spans: dict[str, SpanView] = {}
+    for row in _rows(rows.spans, _SPAN_FIELDS):
+        if row[0] == trace_id and row[1] not in spans:
+            spans[row[1]] = _span_view(row)
+    logs: dict[str, LogView] = {}
+    for row in _rows(rows.logs, _LOG_FIELDS):
+        if row[0] == trace_id and row[1] not in logs:
+            logs[row[1]] = _log_view(row)
+    return sorted(spans.values(), key=lambda s: (s.start_ns or 0, s.span_id)), list(logs.values())
+
+
 def span_columns(span: SpanView, hooks: registry.Hooks) -> tuple[str | None, ...]:
     """The derived columns of one span (`DERIVED_SPAN_COLUMNS`): its tool columns as the
     convention that calls it a tool span reads them, and its role."""
@@ -145,6 +162,16 @@ def _call_row(trace_id: str, c: ExtractedCall) -> tuple[Any, ...]:
 
 def _definition_row(trace_id: str, d: ToolDefinition) -> tuple[Any, ...]:
     return (trace_id, d.name, d.description, d.parameters, d.convention, d.span_id, d.offered)
+
+
+def _reading_rows(trace_id: str, reading: Reading) -> Iterator[tuple[Any, ...]]:
+    claimed: dict[tuple[str, str], list[str]] = {}
+    for claim in reading.claims:
+        claimed.setdefault((claim.convention, claim.role), []).append(claim.span_id)
+    for (convention, role), spans in sorted(claimed.items()):
+        yield (trace_id, convention, role, None, "span", len(spans), None)
+    for u in reading.unread:
+        yield (trace_id, None, None, u.shape, u.source, u.items, orjson.dumps(list(u.ids)).decode())
 
 
 def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
@@ -202,6 +229,7 @@ class Stage:
         calls: list[tuple[Any, ...]] = []
         definitions: list[tuple[Any, ...]] = []
         facts: list[tuple[Any, ...]] = []
+        reading: list[tuple[Any, ...]] = []
         trace_ids = sorted(spans.keys() | logs.keys())
         for tid in trace_ids:
             found_views = [(i, _span_view(row)) for i, row in spans.pop(tid, {}).values()]
@@ -210,10 +238,13 @@ class Stage:
             for i, row in positions.pop(tid, []):
                 # a repeat inside the batch is not stored (the first copy is); it is read alone
                 derived[i] = span_columns(of_batch.get(i) or _span_view(row), hooks)
-            found = extract_trace(kept, [_log_view(r) for r in logs.pop(tid, {}).values()])
+            log_views = [_log_view(r) for r in logs.pop(tid, {}).values()]
+            found = extract_trace(kept, log_views)
             calls.extend(_call_row(tid, c) for c in found.calls)
             definitions.extend(_definition_row(tid, d) for d in found.definitions)
-            facts.append((tid, _agent_name(kept, hooks)))
+            read = read_trace(kept, log_views, found.calls, hooks)
+            reading.extend(_reading_rows(tid, read))
+            facts.append((tid, _agent_name(kept, hooks), read.reason))
         return DerivedRows(
             stamp=stamp,
             trace_ids=pa.array(trace_ids, pa.string()),
@@ -221,9 +252,10 @@ class Stage:
             calls=_table(calls, CALL_SCHEMA),
             definitions=_table(definitions, DEFINITION_SCHEMA),
             facts=_table(facts, TRACE_FACT_SCHEMA),
+            reading=_table(reading, READING_SCHEMA),
         )
 
 
 STAGE = Stage()
 
-__all__ = ["DERIVED_SPAN_COLUMNS", "EXTRACTION_VERSION", "STAGE", "Stage", "span_columns"]
+__all__ = ["DERIVED_SPAN_COLUMNS", "EXTRACTION_VERSION", "STAGE", "Stage", "span_columns", "trace_views"]

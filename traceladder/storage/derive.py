@@ -15,7 +15,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.storage.derived import CALL_SCHEMA, DEFINITION_SCHEMA, DERIVED_SPAN_COLUMNS, DerivedRows
+from traceladder.storage.derived import (
+    CALL_SCHEMA,
+    DEFINITION_SCHEMA,
+    DERIVED_SPAN_COLUMNS,
+    READING_SCHEMA,
+    DerivedRows,
+)
 from traceladder.storage.trace_index import index_traces
 
 
@@ -33,22 +39,26 @@ def _only(table: pa.Table, trace_ids: pa.Array) -> pa.Table:
 def store_derived(
     conn: duckdb.DuckDBPyConnection, derived: DerivedRows, trace_ids: pa.Array, *, arrived: bool = True
 ) -> int:
-    """Replace the tool calls, definitions and trace-index rows of `trace_ids` (a subset of the
+    """Replace the tool calls, definitions, reading and trace-index rows of `trace_ids` (a subset of the
     traces `derived` covers) with `derived`'s; returns how many traces. `arrived`: the traces
     gained rows now (their `last_seen` moves); a rebuild keeps it."""
     if len(trace_ids) == 0:
         return 0
-    calls, definitions, facts = derived.calls, derived.definitions, derived.facts
+    calls, definitions, facts, reading = derived.calls, derived.definitions, derived.facts, derived.reading
     if len(trace_ids) != len(derived.trace_ids):
-        calls, definitions, facts = (_only(t, trace_ids) for t in (calls, definitions, facts))
+        calls, definitions, facts, reading = (
+            _only(t, trace_ids) for t in (calls, definitions, facts, reading)
+        )
     stamp = {"v": derived.stamp.version, "c": derived.stamp.conventions}
     conn.register("affected_traces", pa.table({"trace_id": trace_ids}))
     conn.register("derived_calls", calls.select(CALL_SCHEMA.names))
     conn.register("derived_definitions", definitions.select(DEFINITION_SCHEMA.names))
     conn.register("derived_facts", facts)
+    conn.register("derived_reading", reading.select(READING_SCHEMA.names))
     try:
         conn.execute("DELETE FROM tool_calls WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
         conn.execute("DELETE FROM tool_definitions WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
+        conn.execute("DELETE FROM trace_reading WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
         conn.execute(
             f"INSERT INTO tool_calls ({', '.join(CALL_SCHEMA.names)}, arguments, extraction, conventions) "
             "SELECT *, CASE WHEN json_type(try_cast(arguments_raw AS JSON)) = 'OBJECT' "
@@ -60,9 +70,20 @@ def store_derived(
             "SELECT *, $v, $c FROM derived_definitions",
             stamp,
         )
+        conn.execute(
+            f"INSERT INTO trace_reading ({', '.join(READING_SCHEMA.names)}, extraction, conventions) "
+            "SELECT *, $v, $c FROM derived_reading",
+            stamp,
+        )
         index_traces(conn, stamp=derived.stamp, arrived=arrived)
     finally:
-        for name in ("affected_traces", "derived_calls", "derived_definitions", "derived_facts"):
+        for name in (
+            "affected_traces",
+            "derived_calls",
+            "derived_definitions",
+            "derived_facts",
+            "derived_reading",
+        ):
             _unregister(conn, name)
     return len(trace_ids)
 

@@ -7,8 +7,9 @@ calls a trace made, which tools it was offered, its agent's name — all come fr
 stamped with the extraction that produced them (`Stamp`).
 
 The stage is any object with `extract` (`Extraction`); `traceladder.extraction.STAGE` is ours.
-Later outputs of the stage (what each convention read, conversations) are further tables of
-`DerivedRows`, each written by `storage.derive` beside the others.
+What each convention read and left unread is `DerivedRows.reading`; later outputs of the stage
+(conversations) are further tables of `DerivedRows`, each written by `storage.derive` beside the
+others.
 """
 
 from __future__ import annotations
@@ -79,8 +80,26 @@ DEFINITION_SCHEMA = pa.schema(
         ("offered", pa.bool_()),
     ]
 )
-# Per trace, what only a convention can say (the rest of the trace index is plain SQL over spans).
-TRACE_FACT_SCHEMA = pa.schema([("trace_id", pa.string()), ("agent_name", pa.string())])
+# Per trace, what only a convention can say (the rest of the trace index is plain SQL over spans):
+# its agent's name, and why its calls cannot be judged whole (`unread`: tool activity no
+# convention read; NULL when everything was read).
+TRACE_FACT_SCHEMA = pa.schema(
+    [("trace_id", pa.string()), ("agent_name", pa.string()), ("unread", pa.string())]
+)
+# Per trace, how much of it was read (`extraction.reading`): a row per convention and role with
+# the spans it claimed (`convention` set, `shape` NULL), and a row per shape of tool activity
+# nobody read (`convention` NULL): how many items, and the first few span or record ids.
+READING_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.string()),
+        ("convention", pa.string()),
+        ("role", pa.string()),
+        ("shape", pa.string()),
+        ("source", pa.string()),
+        ("items", pa.int32()),
+        ("ids", pa.string()),  # JSON array text
+    ]
+)
 
 
 class Stamp(NamedTuple):
@@ -113,7 +132,8 @@ class Batch(NamedTuple):
 class DerivedRows(NamedTuple):
     """The stage's output for the traces it was handed (`trace_ids`: every trace of the batch):
     `spans` the batch's spans with `DERIVED_SPAN_COLUMNS` filled in; `calls` (`CALL_SCHEMA`),
-    `definitions` (`DEFINITION_SCHEMA`) and `facts` (`TRACE_FACT_SCHEMA`) replace the traces' rows."""
+    `definitions` (`DEFINITION_SCHEMA`), `facts` (`TRACE_FACT_SCHEMA`) and `reading`
+    (`READING_SCHEMA`) replace the traces' rows."""
 
     stamp: Stamp
     trace_ids: pa.Array
@@ -121,6 +141,7 @@ class DerivedRows(NamedTuple):
     calls: pa.Table
     definitions: pa.Table
     facts: pa.Table
+    reading: pa.Table
 
 
 class Extraction(Protocol):

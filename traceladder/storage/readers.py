@@ -101,7 +101,7 @@ ORDER BY coalesce(cr.run_id, t.run_id) NULLS LAST, coalesce(cr.case_id, t.case_i
 # hash tables outgrew DuckDB's 64 MB share on a large store (issue 36).
 _TRACE_FACTS = """
 SELECT trace_id, seq, coalesce(error, false), service, service_version, environment, agent_name,
-       coalesce(model_turns, 0), start_ns, end_ns
+       coalesce(model_turns, 0), start_ns, end_ns, unread
 FROM traces {only}
 """
 
@@ -158,14 +158,17 @@ class UnitRow:
         None  # digest of the tool definitions the trace captured (see read_definition_sets)
     )
     ledger: str | None = None  # the sandbox's end state (JSON) our agent loop recorded on its root span
+    unread: str | None = None  # why its calls cannot be judged whole (tool activity no convention read)
 
 
-_NO_FACTS = (None, None, False, None, None, None, None, 0, None, None)
+_NO_FACTS = (None, None, False, None, None, None, None, 0, None, None, None)
 
 
 def _unit(row: tuple[Any, ...], index: tuple[Any, ...] | None) -> UnitRow:
     trace_id, run_id, case_id, repeat, domain, status, error_type, definitions, ledger = row
-    (_, seq, error, service, version, environment, agent, turns, start_ns, end_ns) = index or _NO_FACTS
+    (_, seq, error, service, version, environment, agent, turns, start_ns, end_ns, unread) = (
+        index or _NO_FACTS
+    )
     duration = (end_ns - start_ns) / 1e6 if start_ns is not None and end_ns is not None else None
     facts = TraceFacts(
         service, version, environment, agent, turns,
@@ -173,7 +176,19 @@ def _unit(row: tuple[Any, ...], index: tuple[Any, ...] | None) -> UnitRow:
         start_ns,
     )  # fmt: skip
     return UnitRow(
-        trace_id, run_id, case_id, repeat, domain, status, error_type, seq, error, facts, definitions, ledger
+        trace_id,
+        run_id,
+        case_id,
+        repeat,
+        domain,
+        status,
+        error_type,
+        seq,
+        error,
+        facts,
+        definitions,
+        ledger,
+        unread,
     )
 
 

@@ -6,7 +6,8 @@ result that judged an older `seq` is stale), does it have a root span yet, where
 (service, version, environment, agent) and how many model requests did it make, and which
 extraction derived its rows. Runs inside the writer's transaction, on the traces registered as
 `affected_traces`, with what only a convention can say (the agent's name) registered by the
-extraction stage as `derived_facts`; model requests are the spans whose derived `role` is 'llm'.
+extraction stage as `derived_facts`, with why its calls cannot be judged whole (`unread`); model
+requests are the spans whose derived `role` is 'llm'.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def index_traces(
         SELECT f.trace_id, coalesce(o.first_seen, $now) AS first_seen, {last_seen} AS last_seen,
                nextval('trace_arrival_seq') AS seq, f.spans, f.has_root, f.start_ns, f.end_ns, f.error,
                f.service, f.service_version, f.environment, d.agent_name, f.model_turns,
-               $version AS extraction, $conventions AS conventions
+               $version AS extraction, $conventions AS conventions, d.unread
         FROM ({_FACTS}) f LEFT JOIN traces o USING (trace_id) LEFT JOIN derived_facts d USING (trace_id)
         ORDER BY f.trace_id
         """,

@@ -14,7 +14,6 @@ Tool spans carry no call id in either; the merge pairs them by name and argument
 
 from __future__ import annotations
 
-import ast
 from typing import Any, Final
 
 from traceladder.conventions.attribute_values import (
@@ -25,6 +24,7 @@ from traceladder.conventions.attribute_values import (
     as_list,
     loads,
     name_text,
+    python_literal,
 )
 from traceladder.conventions.base import Convention, Messages, Side
 from traceladder.conventions.openinference import OUTPUT_FIRST, OUTPUT_FIRST_CALL
@@ -63,10 +63,7 @@ def _repr_value(text: Any) -> Any:
     """A Python literal the instrumentation wrote with repr(), or None."""
     if not isinstance(text, str) or not text.startswith("{") or len(text) > _MAX_REPR:
         return None
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        return None
+    return python_literal(text)
 
 
 def _repr_messages(attrs: dict[str, Any]) -> list[Any]:

@@ -1,7 +1,7 @@
 """The store's schema, as named migrations applied in order and recorded in `schema_migrations`.
 
 One module per part of the store (`spans_runs`, `results`, `foreign_traces`, `live`, `trend`,
-`judgments`, `tool_definitions`, `extraction`), each holding its migrations; this list is the one
+`judgments`, `tool_definitions`, `extraction`, `reading`), each holding its migrations; this list is the one
 order they are applied in. Never edit a released migration — a store that recorded its name would
 never see the edit: add a new one at the end of this list, in the module of the part it changes.
 `tests/storage/test_store.py` pins the blank schema."""
@@ -13,6 +13,7 @@ from traceladder.storage.migrations.extraction import EXTRACTION_STAMP
 from traceladder.storage.migrations.foreign_traces import OTLP_SOURCES
 from traceladder.storage.migrations.judgments import JUDGE
 from traceladder.storage.migrations.live import LIVE_TRACES
+from traceladder.storage.migrations.reading import TRACE_READING
 from traceladder.storage.migrations.results import LONG_FORM_RESULTS, QUERY_VIEWS, RESULTS_FINDINGS
 from traceladder.storage.migrations.spans_runs import SPANS_RUNS
 from traceladder.storage.migrations.tool_definitions import TOOL_DEFINITION_ORIGIN
@@ -30,4 +31,5 @@ MIGRATIONS: list[Migration] = [
     ONE_PASS_RATE,  # 009
     TOOL_DEFINITION_ORIGIN,  # 010
     EXTRACTION_STAMP,  # 011
+    TRACE_READING,  # 012
 ]
