@@ -7,6 +7,9 @@
 3. Histories confirm those turns, supply results, or add history-only turns (`history`), which
    the tool spans left over bind to; a tool span nothing requested becomes its own call.
 4. Each call takes its best value per field (docs/conventions.md) and the sort key orders them.
+5. Copies the steps above left apart that carry one call id are one call (`one_per_id`): a
+   history that splits a parallel pair into two assistant messages, a log-record history that
+   repeats each call, a second execution span of the same call.
 """
 
 from __future__ import annotations
@@ -208,6 +211,58 @@ def _row(ordinal: int, call: Call) -> ExtractedCall:
     )  # fmt: skip
 
 
+def _copies(a: ExtractedCall, b: ExtractedCall) -> bool:
+    """Whether two rows with one call id are copies of one call: the same tool (or one unnamed),
+    and not two calls two responses made — a producer that numbers its ids per response (`call_0`
+    in every turn) reuses them for different calls, and those stay apart."""
+    if a.tool_name and b.tool_name and a.tool_name != b.tool_name:
+        return False
+    return a.turn is None or b.turn is None
+
+
+def _combined(a: ExtractedCall, b: ExtractedCall) -> ExtractedCall:
+    """One row from two copies of a call: the copy a response made (else the best origin) keeps
+    its fields; the other fills what it lacks — arguments, the result, and the execution's status,
+    span and times when only the other was executed. It keeps the earlier copy's place."""
+    base, other = (
+        (a, b)
+        if (a.turn is not None, -ORIGIN_RANK[a.origin]) >= (b.turn is not None, -ORIGIN_RANK[b.origin])
+        else (b, a)
+    )
+    row = base._replace(
+        ordinal=min(a.ordinal, b.ordinal),
+        tool_name=base.tool_name or other.tool_name,
+        arguments_raw=base.arguments_raw if base.arguments_raw is not None else other.arguments_raw,
+        result=base.result if base.result is not None else other.result,
+        record_id=base.record_id or other.record_id,
+    )
+    if base.status == UNKNOWN and other.status != UNKNOWN:
+        row = row._replace(
+            status=other.status, error_type=other.error_type, result=row.result or other.result
+        )
+        if other.origin == TOOL_SPAN:
+            row = row._replace(span_id=other.span_id, start_ns=other.start_ns, end_ns=other.end_ns)
+    return row
+
+
+def one_per_id(rows: list[ExtractedCall]) -> list[ExtractedCall]:
+    """Rows that are copies of one call by call id (`_copies`) merged into one, in order,
+    numbered 1..n again: the rule "one call id, one call" across every source of a trace."""
+    out: list[ExtractedCall] = []
+    by_id: dict[str, int] = {}
+    for row in rows:
+        k = by_id.get(row.call_id) if row.call_id is not None else None
+        if k is not None and _copies(out[k], row):
+            out[k] = _combined(out[k], row)
+            continue
+        if row.call_id is not None:
+            by_id[row.call_id] = len(out)
+        out.append(row)
+    if len(out) == len(rows):
+        return rows
+    return [r._replace(ordinal=i) for i, r in enumerate(out, 1)]
+
+
 def merge(collected: Collected) -> list[ExtractedCall]:
     slots = _responses(collected.llm_spans)
     requested = [c for s in slots for c in s.calls]
@@ -221,4 +276,4 @@ def merge(collected: Collected) -> list[ExtractedCall]:
     histories.pair_leftovers()
     calls = requested + history_only + [_tool_only(e) for e in unmatched if e.name is not None]
     calls.sort(key=lambda c: c.key)
-    return [_row(i, call) for i, call in enumerate(calls, 1)]
+    return one_per_id([_row(i, call) for i, call in enumerate(calls, 1)])

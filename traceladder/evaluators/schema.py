@@ -249,6 +249,16 @@ def error_class(err: Any) -> str:
     return _CLASS_OF_KEYWORD.get(keyword, "PARAM_WRONG_FORMAT")
 
 
+def arguments_absent(call: Call) -> bool:
+    """Whether the producer recorded no arguments for the call at all (AutoGen records names and
+    ids only): absent is not invalid, so such a call is `not_evaluated`, never PARAM_WRONG_FORMAT."""
+    return call.raw is None and call.arguments is None
+
+
+def _absent_message(call: Call) -> str:
+    return f"not evaluated: {call.name} (call {call.ordinal}): the producer recorded no arguments for it"
+
+
 def format_problem(call: Call) -> str | None:
     """The schema-free check: why the call's arguments can never be a tool's input (not valid
     JSON, or JSON that is not an object), or None. Needs no definition."""
@@ -302,7 +312,11 @@ def check_shapes(calls: Sequence[Call], why: str) -> RungResult:
     """Rung 1 with no schemas: only the arguments' shape is checked."""
     if not calls:
         return RungResult(NUMBER, NAME, "skipped", {}, explanation="no tool calls to check")
-    bad = [(call, problem) for call in calls if (problem := format_problem(call)) is not None]
+    bad = [
+        (call, problem)
+        for call in calls
+        if not arguments_absent(call) and (problem := format_problem(call)) is not None
+    ]
     if not bad:
         return RungResult(NUMBER, NAME, "not_evaluated", {}, explanation=f"not evaluated: {why}")
     checks = tuple(
@@ -324,6 +338,10 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
     checks, findings = [], []
     uncheckable: str | None = None
     for call in calls:
+        if arguments_absent(call):
+            checks.append(CallCheck("not_evaluated", actual_ordinal=call.ordinal, actual_tool=call.name,
+                                    message=_absent_message(call)))  # fmt: skip
+            continue
         try:
             code, message, errors = registry._judge(call)
         except Uncheckable as exc:  # a captured schema no one can check this call against: no verdict
