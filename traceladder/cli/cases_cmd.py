@@ -42,7 +42,9 @@ def _register_from_traces(actions: argparse._SubParsersAction) -> None:
         help="write a declarative domain and its case suite (DIR/cases.jsonl) from stored traces",
         description="Each selected trace becomes one case: its user request, its calls as the golden "
         "calls (arguments as sent), its definitions in tools.json, its results in responses.jsonl "
-        "(replayed offline). Filters combine (all must hold). A trace that cannot be a case (no user "
+        "(replayed offline), the system prompt it sent in system_prompt.txt. Definitions come from the "
+        "traces that become cases (then other selected traces of their services, then --tools FILE). "
+        "Filters combine (all must hold). A trace that cannot be a case (no user "
         "request, arguments that are not a JSON object or do not fit the definition, a request another "
         "trace already made, a tool without a recorded definition) stops with one line naming it and "
         "exit 2, nothing written — or, with --skip-bad, is skipped with that line.",
@@ -64,6 +66,12 @@ def _register_from_traces(actions: argparse._SubParsersAction) -> None:
         metavar="N",
         help="at most N of the matches, chosen by trace id",
     )
+    record.add_argument(
+        "--tools",
+        type=Path,
+        metavar="FILE",
+        help="OpenAI-format tool definitions (JSON) for tools the traces record no definition of",
+    )
     record.add_argument("--prefix", default="tr", metavar="P", help="case id prefix: P-d2-001 (default tr)")
     record.add_argument(
         "--skip-bad", action="store_true", help="skip traces that cannot be a case, one line each"
@@ -75,6 +83,7 @@ def run_from_traces(args: argparse.Namespace) -> int:
     import re
 
     from traceladder.cli.common import db_path
+    from traceladder.evaluation.trace_schemas import read_tools_file
     from traceladder.storage.db import open_store
     from traceladder.storage.recorded import Selection
     from traceladder.workflows.from_traces import from_traces
@@ -89,10 +98,11 @@ def run_from_traces(args: argparse.Namespace) -> int:
     path = db_path(args)
     if not path.exists():
         raise UserError(f"no store at {path}; send traces first (`traceladder serve` or `ingest`)")
+    tools = read_tools_file(args.tools) if args.tools is not None else ()
     with open_store(path, read_only=True) as store:
         outcome = from_traces(
             store, selection, args.out, prefix=args.prefix, skip_bad=args.skip_bad,
-            say=lambda line: print(line, file=sys.stderr),
+            say=lambda line: print(line, file=sys.stderr), tools_file=tools,
         )  # fmt: skip
     dims = ", ".join(f"{d} {n}" for d, n in sorted(outcome.per_dimension.items()))
     print(

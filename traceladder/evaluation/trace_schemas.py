@@ -83,22 +83,30 @@ def _definitions(document: Any) -> Iterable[Mapping[str, Any]]:
         yield tool
 
 
-def load_tools_file(path: Path) -> SchemaRegistry:
+def read_tools_file(path: Path) -> list[Mapping[str, Any]]:
     """`--tools FILE`: OpenAI-format tool definitions (`[{"type": "function", "function": {...}}]`,
-    an object with a `tools` array, or bare `{"name", "parameters"}` objects)."""
+    an object with a `tools` array, or bare `{"name", "parameters"}` objects), each function
+    object checked (a usable schema; `parameters` defaults to any object). A file that cannot be
+    read, or holds none, is a `UserError`."""
     try:
         document = json.loads(read_input(path, "--tools file", LIMITS["--tools file"]).decode("utf-8"))
-        schemas: dict[str, Any] = {}
+        tools: list[Mapping[str, Any]] = []
         for tool in _definitions(document):
             schema = tool.get("parameters", _EMPTY_OBJECT)
             problem = _usable(tool["name"], schema)
             if problem:
                 raise ValueError(problem)
-            schemas[tool["name"]] = schema
+            tools.append({**tool, "parameters": schema})
     except OSError as exc:
         raise UserError(f"--tools {path}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # includes JSON syntax errors, with their line and column
         raise UserError(f"--tools {path}: {exc}") from None
-    if not schemas:
+    if not tools:
         raise UserError(f"--tools {path}: no tool definitions")
+    return tools
+
+
+def load_tools_file(path: Path) -> SchemaRegistry:
+    """`--tools FILE` as rung 1's schemas (`read_tools_file`)."""
+    schemas = {tool["name"]: tool["parameters"] for tool in read_tools_file(path)}
     return SchemaRegistry(schemas, f"tools:{path.name}", trusted=False)

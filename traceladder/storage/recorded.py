@@ -76,6 +76,13 @@ def select_traces(store: Store, selection: Selection) -> list[str]:
     return found
 
 
+def read_services(store: Store, trace_ids: Sequence[str]) -> dict[str, str | None]:
+    """trace → its service (`traces.service`)."""
+    with store.registered("wanted_traces", trace_id_table(trace_ids)) as conn:
+        rows = conn.execute("SELECT trace_id, service FROM traces SEMI JOIN wanted_traces USING (trace_id)")
+        return dict(rows.fetchall())
+
+
 def read_definitions(
     store: Store, trace_ids: Sequence[str]
 ) -> dict[str, list[tuple[str, str | None, str | None]]]:

@@ -45,6 +45,7 @@ class RecordedSuite:
     cases: list[SuiteCase]
     responses: list[dict[str, Any]]
     id_fields: list[str]
+    system_prompt: str | None = None  # written as system_prompt.txt: what a replay sends
 
 
 def write_domain(suite: RecordedSuite, out: Path) -> None:
@@ -109,6 +110,8 @@ def _write_files(suite: RecordedSuite, folder: Path) -> None:
     _jsonl(folder / "responses.jsonl", suite.responses)
     (folder / "tools.json").write_text(json.dumps(suite.tools, ensure_ascii=False, indent=2) + "\n", "utf-8")
     (folder / "domain.toml").write_text(_toml(suite, categories), "utf-8")
+    if suite.system_prompt:
+        (folder / "system_prompt.txt").write_text(suite.system_prompt, "utf-8")
 
 
 def _record(case: SuiteCase, case_id: str, category: str) -> dict[str, Any]:

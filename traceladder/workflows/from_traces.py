@@ -1,12 +1,16 @@
 """Stored traces → a declarative domain and its case suite (`traceladder cases from-traces`).
 
-Each selected trace becomes one case: its user request is the instruction, its calls (arguments
+Each selected trace becomes one case: its user request is the instruction (from the span
+attributes by convention, else the message events: span events, log records), its calls (arguments
 as sent) the golden calls, `order_sensitive` true when a call uses a value an earlier call's
 result returned (and the request did not say), `negative` when it made no call; the dimension
 follows from the number of calls (0 → D1 when to call, 1 → D2 selection/fill, ≥ 2 → D3 chain)
 and is stated in the case's notes, the trace id kept in its context. Tool definitions and
 results come from the traces, read by the same extraction every evaluator uses
-(`storage.readers`, `storage.conversations`) — never re-read from raw spans, never guessed.
+(`storage.readers`, `storage.conversations`) — never re-read from raw spans, never guessed: the
+definitions of the traces that become cases, then of other selected traces of their services, then
+`--tools FILE` for what no trace records. The system prompt the traces sent is written as
+`system_prompt.txt`, which a replay sends.
 
 A trace that cannot be a case (no user request recorded, arguments that are not a JSON object or
 do not fit the tool's definition, the same request as an earlier trace, a tool no trace defined)
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,10 +31,11 @@ from traceladder.domain.base import compile_validator
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
 from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
-from traceladder.storage.conversations import read_exchanges
+from traceladder.storage.conversations import read_conversations, read_exchanges
 from traceladder.storage.db import Store
+from traceladder.storage.openings import read_event_openings
 from traceladder.storage.readers import read_call_table
-from traceladder.storage.recorded import Selection, read_definitions, select_traces
+from traceladder.storage.recorded import Selection, read_definitions, read_services, select_traces
 from traceladder.workflows.domain_writer import RecordedSuite, SuiteCase, write_domain
 
 DIMENSION_OF = {0: "D1", 1: "D2"}  # 2 or more calls: D3
@@ -47,6 +52,8 @@ class Recorded:
     instruction: str | None
     calls: tuple[RawCall, ...]
     definitions: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    system_prompt: str | None = None
+    service: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,21 +74,26 @@ def from_traces(
     prefix: str = "tr",
     skip_bad: bool = False,
     say: Callable[[str], None] = lambda line: None,
+    tools_file: Sequence[Mapping[str, Any]] = (),
 ) -> Outcome:
-    """Record the selected traces as a domain directory plus `cases.jsonl` at `out`."""
+    """Record the selected traces as a domain directory plus `cases.jsonl` at `out`.
+    `tools_file`: definitions (OpenAI function objects, `--tools FILE`) for tools no trace defines."""
     ids = select_traces(store, selection)
     if not ids:
         raise UserError("no stored trace matches the selection; see `traceladder sql 'SELECT * FROM traces'`")
-    exchanges = read_exchanges(store, ids)
-    calls = raw_calls_by_trace(read_call_table(store, ids))
-    definitions = read_definitions(store, ids)
-    recorded = [
-        Recorded(
-            t, exchanges[t].instruction if t in exchanges else None, calls.get(t, ()), definitions.get(t, [])
+    recorded = _recorded(store, ids)
+    # the definitions of the traces that can become cases (a trace with no user request — a
+    # framework's one-span set-up trace — defines nothing the suite replays), then of the other
+    # selected traces of their services for a tool none of them defines, then `--tools`
+    candidates = [t for t in recorded if t.instruction and t.instruction.strip()]
+    services = {t.service for t in candidates}
+    tools = _tools(candidates)
+    for name, tool in _tools([t for t in recorded if t not in candidates and t.service in services]).items():
+        tools.setdefault(name, tool)
+    for given in tools_file:
+        tools.setdefault(
+            given["name"], _definition(given["name"], given.get("description"), given["parameters"])
         )
-        for t in ids
-    ]
-    tools = _tools(recorded)
     # the traces' own definitions: untrusted, like every schema read from a trace
     validators = {
         name: compile_validator(tool["function"]["parameters"], trusted=False) for name, tool in tools.items()
@@ -104,18 +116,66 @@ def from_traces(
         cases.append(_case(trace))
     if not cases:
         raise UserError(f"none of the {len(recorded)} selected traces can be a case; nothing written")
+    kept = [t for t in recorded if t.trace_id not in dict(skipped)]
     suite = RecordedSuite(
         prefix=prefix,
         tools=[tools[name] for name in sorted(tools)],
         cases=cases,
-        responses=_responses([t for t in recorded if t.trace_id not in dict(skipped)]),
+        responses=_responses(kept),
         id_fields=sorted(_id_fields(cases)),
+        system_prompt=_system_prompt(kept),
     )
     write_domain(suite, out)
     per_dimension: dict[str, int] = {}
     for case in cases:
         per_dimension[case.dimension] = per_dimension.get(case.dimension, 0) + 1
     return Outcome(out, len(cases), per_dimension, len(tools), len(suite.responses), tuple(skipped))
+
+
+def _recorded(store: Store, ids: list[str]) -> list[Recorded]:
+    """What each trace recorded: the user's request and the system prompt from the span
+    attributes (by convention), else from the message events (span events, log records)."""
+    exchanges = read_exchanges(store, ids)
+    openings = read_conversations(store, ids)
+    from_events = read_event_openings(store, ids)
+    calls = raw_calls_by_trace(read_call_table(store, ids))
+    definitions = read_definitions(store, ids)
+    services = read_services(store, ids)
+    out = []
+    for t in ids:
+        system_events, user_events = from_events.get(t, (None, None))
+        instruction = exchanges[t].instruction if t in exchanges else None
+        said = openings[t].opening if t in openings else []
+        system = next((m.text for m in said if m.role in ("system", "developer")), None)
+        out.append(
+            Recorded(t, instruction or user_events, calls.get(t, ()), definitions.get(t, []),
+                     system or system_events, services.get(t))
+        )  # fmt: skip
+    return out
+
+
+def _system_prompt(kept: Sequence[Recorded]) -> str | None:
+    """The one system prompt of the traces that became cases (None when none records one). Two
+    different ones are an error: a domain replays one prompt."""
+    prompts = {t.system_prompt: t.trace_id for t in kept if t.system_prompt}
+    if len(prompts) > 1:
+        (_, first), (_, second) = list(prompts.items())[:2]
+        raise UserError(
+            f"the traces' system prompts differ (traces {first} and {second}); "
+            "record one version's traces (--version, --where)"
+        )
+    prompt = next(iter(prompts), None)
+    if prompt is not None and _surrogate(prompt):
+        raise UserError(f"trace {prompts[prompt]}: its system prompt holds a lone surrogate (not UTF-8)")
+    return prompt
+
+
+def _definition(name: str, description: str | None, schema: Any) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": name}
+    if description:
+        function["description"] = description
+    function["parameters"] = schema
+    return {"type": "function", "function": function}
 
 
 def _tools(recorded: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
@@ -134,11 +194,7 @@ def _tools(recorded: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
             problem = schema_problem(schema)
             if problem:  # a remote $ref is refused here, never fetched
                 raise UserError(f"trace {trace.trace_id}: the definition of {name} {problem}")
-            function: dict[str, Any] = {"name": name}
-            if description:
-                function["description"] = description
-            function["parameters"] = schema
-            tool = {"type": "function", "function": function}
+            tool = _definition(name, description, schema)
             if name in tools and tools[name]["function"]["parameters"] != schema:
                 raise UserError(
                     f"tool {name} has two definitions (traces {source[name]} and {trace.trace_id}); "
@@ -152,13 +208,19 @@ def _tools(recorded: Sequence[Recorded]) -> dict[str, dict[str, Any]]:
 def _unusable(trace: Recorded, validators: dict[str, Any], seen: dict[str, str]) -> str:
     """Why a trace cannot be a case ("" when it can)."""
     if not (trace.instruction and trace.instruction.strip()):
-        return "no user request recorded (the instruction of the case)"
+        return (
+            "no user request recorded (the instruction of the case) in its span attributes, span "
+            "events or log records; select traces that record it (--trace, --where) or --skip-bad"
+        )
     earlier = seen.get(trace.instruction.strip().casefold())
     if earlier:
         return f"the same user request as trace {earlier} (a suite's instructions are unique)"
     for tool, raw, _, _, ordinal in trace.calls:
         if tool not in validators:
-            return f"call {ordinal} uses {tool}, which no selected trace recorded a definition of"
+            return (
+                f"call {ordinal} uses {tool}, which no selected trace recorded a definition of; "
+                "give its definition with --tools FILE"
+            )
         arguments = _object(raw)
         if arguments is None:
             shown = (raw or "")[:80]
