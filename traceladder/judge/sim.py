@@ -104,6 +104,14 @@ def policy(t: dict[str, Any]) -> tuple[str, str]:
 
 
 CHECKS = {"grounded": grounded, "tool_choice": tool_choice, "policy": policy}
+_CONFIRM_RULE = re.compile(r"confirm|确认", re.IGNORECASE)
+
+
+def _policy_text(system: str) -> str:
+    """The policy a judge prompt quotes (`judge.rubric`'s template: after `Policy:`, before the
+    reply instructions)."""
+    _, _, rest = system.partition("\nPolicy:\n")
+    return rest.partition("\n\nReply with one JSON object")[0]
 
 
 def judge_reply(system: str, trajectory: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +120,13 @@ def judge_reply(system: str, trajectory: dict[str, Any]) -> dict[str, Any]:
     criteria = {}
     for name in asked:
         check = CHECKS.get(name)
+        if name == "policy" and not _CONFIRM_RULE.search(_policy_text(system)):
+            # its one rule is about confirmations: a policy that states none cannot be broken by one
+            criteria[name] = {
+                "verdict": "pass",
+                "reason": "sim:judge: the policy states no confirmation rule",
+            }
+            continue
         verdict, reason = (
             check(trajectory) if check else ("not_applicable", f"sim:judge has no check for {name}")
         )
