@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import orjson
@@ -53,10 +54,12 @@ _SPAN, _ATTRIBUTE, _EVENT, _LOG = "span", "attribute", "span_event", "log_record
 _EXAMPLES = 5  # ids kept per unread shape (explain prints them; the count is exact)
 
 
+@lru_cache(maxsize=8192)  # keys repeat across every span and history (bounded: producers name keys)
 def _token(segment: str) -> str:
     return segment.replace("_", "").replace("-", "").replace(" ", "").lower()
 
 
+@lru_cache(maxsize=8192)
 def _says_tool(segment: str) -> bool:
     return _token(segment) in _TOOL_TOKENS
 
@@ -124,9 +127,14 @@ def reason_of(unread: Sequence[Unread], executed: int, calls: int) -> str | None
 # ---- finding tool-call items in attributes and JSON -------------------------------------------------
 
 
+# Text that may name a tool call (a key or a `type`): only such text is parsed at all — histories
+# are the bulk of a trace's bytes, and most never name one.
+_MENTIONS = re.compile(r"(?i)tool[_-]?(?:call|use|invocation)|function[_-]?call|execute[_-]?tool")
+
+
 def _json_value(value: Any) -> Any:
     """A structured value, or JSON text (else a Python literal's repr) that mentions tools, parsed."""
-    if isinstance(value, str) and value[:1] in ("[", "{") and ("ool" in value or "unction" in value):
+    if isinstance(value, str) and value[:1] in ("[", "{") and _MENTIONS.search(value):
         try:
             return orjson.loads(value)
         except orjson.JSONDecodeError:
@@ -201,6 +209,8 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str) -> Iter
     values holding call items."""
     groups: dict[str, dict[str, Any]] = {}
     for key, value in attrs.items():
+        if isinstance(value, str) and not _MENTIONS.search(key) and not _MENTIONS.search(value):
+            continue  # names no tool call, as key or as text: nothing to look at
         parts = key.split(".")
         hit = next((i for i, p in enumerate(parts) if _says_tool(p)), None)
         if hit is not None:
