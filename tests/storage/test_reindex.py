@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import ROOT, cli
 from tests.otlp_helpers import TID, req_json, span_json
+from traceladder.extraction.version import EXTRACTION_VERSION
 from traceladder.workflows.reindex import reindex
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -114,7 +115,7 @@ def test_a_store_of_a_past_release_is_reindexed_to_equal_a_fresh_ingest(
     # stamped, and nothing more to say
     r = cli("sql", "--db", str(old), "SELECT DISTINCT extraction, conventions FROM tool_calls", "--json")
     assert (r.returncode, r.stderr) == (0, "")
-    assert json.loads(r.stdout) == [{"extraction": 1, "conventions": "builtin"}]
+    assert json.loads(r.stdout) == [{"extraction": EXTRACTION_VERSION, "conventions": "builtin"}]
     again = cli("reindex", "--db", str(old))
     assert again.stdout.startswith("reindexed traces=0 ")
 
