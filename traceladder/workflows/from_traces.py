@@ -6,7 +6,7 @@ result returned (and the request did not say), `negative` when it made no call; 
 follows from the number of calls (0 → D1 when to call, 1 → D2 selection/fill, ≥ 2 → D3 chain)
 and is stated in the case's notes, the trace id kept in its context. Tool definitions and
 results come from the traces, read by the same extraction every evaluator uses
-(`storage.readers`, `storage.conversations`) — never re-read from raw spans, never guessed.
+(`storage.readers`, `storage.exchanges`) — never re-read from raw spans, never guessed.
 
 A trace that cannot be a case (no user request recorded, arguments that are not a JSON object or
 do not fit the tool's definition, the same request as an earlier trace, a tool no trace defined)
@@ -27,8 +27,8 @@ from traceladder.domain.base import compile_validator
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
 from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
-from traceladder.storage.conversations import read_exchanges
 from traceladder.storage.db import Store
+from traceladder.storage.exchanges import read_exchanges
 from traceladder.storage.readers import read_call_table
 from traceladder.storage.recorded import Selection, read_definitions, select_traces
 from traceladder.workflows.domain_writer import RecordedSuite, SuiteCase, write_domain
