@@ -15,7 +15,15 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.storage.derived import CALL_SCHEMA, DEFINITION_SCHEMA, DERIVED_SPAN_COLUMNS, DerivedRows
+from traceladder.storage.conversation_groups import group_conversations
+from traceladder.storage.derived import (
+    CALL_SCHEMA,
+    CONVERSATION_KEY_SCHEMA,
+    DEFINITION_SCHEMA,
+    DERIVED_SPAN_COLUMNS,
+    PRIOR_CALL_SCHEMA,
+    DerivedRows,
+)
 from traceladder.storage.trace_index import index_traces
 
 
@@ -39,13 +47,19 @@ def store_derived(
     if len(trace_ids) == 0:
         return 0
     calls, definitions, facts = derived.calls, derived.definitions, derived.facts
+    keys = CONVERSATION_KEY_SCHEMA.empty_table() if derived.keys is None else derived.keys
+    prior = PRIOR_CALL_SCHEMA.empty_table() if derived.prior is None else derived.prior
     if len(trace_ids) != len(derived.trace_ids):
-        calls, definitions, facts = (_only(t, trace_ids) for t in (calls, definitions, facts))
+        calls, definitions, facts, keys, prior = (
+            _only(t, trace_ids) for t in (calls, definitions, facts, keys, prior)
+        )
     stamp = {"v": derived.stamp.version, "c": derived.stamp.conventions}
     conn.register("affected_traces", pa.table({"trace_id": trace_ids}))
     conn.register("derived_calls", calls.select(CALL_SCHEMA.names))
     conn.register("derived_definitions", definitions.select(DEFINITION_SCHEMA.names))
     conn.register("derived_facts", facts)
+    conn.register("derived_keys", keys.select(CONVERSATION_KEY_SCHEMA.names))
+    conn.register("derived_prior", prior.select(PRIOR_CALL_SCHEMA.names))
     try:
         conn.execute("DELETE FROM tool_calls WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
         conn.execute("DELETE FROM tool_definitions WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
@@ -61,8 +75,17 @@ def store_derived(
             stamp,
         )
         index_traces(conn, stamp=derived.stamp, arrived=arrived)
+        for table, source in (("conversation_keys", "derived_keys"), ("prior_calls", "derived_prior")):
+            conn.execute(f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
+            names = ", ".join(conn.execute(f"SELECT * FROM {source} LIMIT 0").fetchdf().columns)
+            conn.execute(
+                f"INSERT INTO {table} ({names}, extraction, conventions) SELECT *, $v, $c FROM {source}",
+                stamp,
+            )
+        group_conversations(conn, derived.stamp)
     finally:
-        for name in ("affected_traces", "derived_calls", "derived_definitions", "derived_facts"):
+        for name in ("affected_traces", "derived_calls", "derived_definitions", "derived_facts",
+                     "derived_keys", "derived_prior"):  # fmt: skip
             _unregister(conn, name)
     return len(trace_ids)
 
