@@ -21,6 +21,7 @@ import pyarrow as pa
 from traceladder.cases.model import Case
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
+from traceladder.evaluation.conversations import judge_conversations
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
 from traceladder.evaluation.pool import Batch, SettlePool, paused_gc
 from traceladder.evaluators.ladder import Ladder
@@ -174,6 +175,7 @@ class _Pass:
 
     def finish(self, conn: duckdb.DuckDBPyConnection) -> None:
         """In the last batch's transaction: the sampling rule, and the caller's `after`."""
+        judge_conversations(conn, self.ids.to_pylist(), self.live.policies)
         sampling = self.live.sampling
         if not sampling.everything:  # so rates computed later know what a trace stands for
             record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)
