@@ -76,3 +76,26 @@ def test_a_per_trace_limit_in_the_conversation_table_is_one_clear_line(tmp_path:
         "put it under [defaults] (conversation checks: allowed_tools, forbidden_tools, max_tool_calls, "
         "forbid_duplicate_calls, confirm, parameters)"
     ]
+
+
+def test_watch_judges_a_conversation_once_it_is_idle(tmp_path: Path) -> None:
+    """With --conversation-idle, a conversation still receiving turns has no verdict (one of fewer
+    turns would read as its verdict); once idle, `watch` judges it, and only once."""
+    convo = Conversation("cd")
+    turns = [convo.turn(i, user, calls) for i, (user, calls) in enumerate(SCRIPT)]
+    db, policy = tmp_path / "s.duckdb", tmp_path / "policy.toml"
+    policy.write_text(POLICY, encoding="utf-8")
+    assert cli("ingest", "--db", str(db), write(tmp_path / "collector-w.jsonl", *turns)).returncode == 0
+    base = ("watch", "--db", str(db), "--policy", str(policy), "--once", "--settle", "0")
+    busy = cli(*base, "--conversation-idle", "86400")
+    assert busy.returncode == 0, busy.stderr
+    assert busy.stdout.strip() == "watched batches=1 judged=4 PASS=4 conversations=0"
+    with duckdb.connect(str(db), read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM conversation_results").fetchall() == [(0,)]
+    idle = cli(*base, "--conversation-idle", "0")
+    assert idle.returncode == 0, idle.stderr
+    assert idle.stdout.strip() == "watched batches=0 judged=0 conversations=1"
+    again = cli(*base, "--conversation-idle", "0")
+    assert again.stdout.strip() == "watched batches=0 judged=0 conversations=0"
+    with duckdb.connect(str(db), read_only=True) as conn:
+        assert conn.execute("SELECT verdict, turns FROM conversation_results").fetchall() == [("PASS", 4)]

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from traceladder.conversation.verdict import ConversationFinding, ConversationVerdict, fold_conversation
 from traceladder.evaluators import invariants
 from traceladder.evaluators.policy import Policy
-from traceladder.evaluators.types import Call
+from traceladder.evaluators.types import Call, VerdictValue
 from traceladder.trace_facts import TraceFacts
 
 
@@ -52,5 +52,5 @@ def judge_conversation(
 ) -> tuple[ConversationVerdict, list[ConversationFinding]]:
     """The conversation's verdict and findings. A turn not judged yet counts as NOT_EVALUATED."""
     findings = conversation_findings(turns, policy)
-    verdicts = [t.verdict or "NOT_EVALUATED" for t in turns]
+    verdicts = [t.verdict or VerdictValue.NOT_EVALUATED for t in turns]
     return fold_conversation(verdicts, findings), findings

@@ -20,9 +20,11 @@ from typing import Any
 
 import orjson
 
+from traceladder.instrumentation import semconv as sc
+
 # (attribute, how the link is named), in precedence order.
 KEYS: tuple[tuple[str, str], ...] = (
-    ("gen_ai.conversation.id", "gen_ai.conversation.id"),
+    (sc.CONVERSATION_ID, sc.CONVERSATION_ID),
     ("session.id", "session.id"),
     ("langfuse.session.id", "session.id"),
     ("traceloop.association.properties.thread_id", "thread_id"),
