@@ -75,11 +75,14 @@ def store_derived(
             stamp,
         )
         index_traces(conn, stamp=derived.stamp, arrived=arrived)
-        for table, source in (("conversation_keys", "derived_keys"), ("prior_calls", "derived_prior")):
+        for table, source, schema in (
+            ("conversation_keys", "derived_keys", CONVERSATION_KEY_SCHEMA),
+            ("prior_calls", "derived_prior", PRIOR_CALL_SCHEMA),
+        ):
             conn.execute(f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
-            names = ", ".join(conn.execute(f"SELECT * FROM {source} LIMIT 0").fetchdf().columns)
             conn.execute(
-                f"INSERT INTO {table} ({names}, extraction, conventions) SELECT *, $v, $c FROM {source}",
+                f"INSERT INTO {table} ({', '.join(schema.names)}, extraction, conventions) "
+                f"SELECT *, $v, $c FROM {source}",
                 stamp,
             )
         group_conversations(conn, derived.stamp)
