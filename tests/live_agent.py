@@ -13,7 +13,7 @@ Each conversation is its own trace: an OpenInference AGENT root span (OITracer,
 executed call (OITracer `set_tool` with the tool's JSON schema, raw argument string as input).
 `using_attributes(session_id=…, metadata=…)` puts the conversation on every span of the trace.
 
-Conversation numbers are `--first`, `--first`+1, …; the number is written into the user message
+ExchangeDetail numbers are `--first`, `--first`+1, …; the number is written into the user message
 as `#N` (the scripted model in `scripted_server.LiveModel` decides by it). `--seed` picks the wording of each
 question. The model name sent is `retail-<version>` unless `--model` says otherwise.
 

@@ -42,7 +42,9 @@ def test_an_empty_trace_has_nothing():
 def test_a_trace_without_genai_spans_has_nothing():
     spans, _ = load("otel-genai-openai/parallel")
     agent = [s for s in spans if s.parent_span_id is None]
-    assert extract_trace([dataclasses.replace(agent[0], attributes={"http.method": "GET"})]) == ([], [])
+    assert extract_trace(
+        [dataclasses.replace(agent[0], attributes={"http.method": "GET"})]
+    ) == TraceExtraction([], [])
 
 
 @pytest.mark.parametrize("fixture", ["otel-genai-openai/parallel", "otel-genai-openai/invalid_json"])
@@ -194,36 +196,39 @@ def test_ids_repeated_across_turns(fixture):
 
 
 @pytest.mark.parametrize("fixture", ["openinference/parallel", "otel-openai-v2-experimental/parallel"])
-def test_calls_only_in_history_when_the_response_and_tool_spans_are_lost(fixture):
+def test_calls_the_first_surviving_request_already_held_are_not_the_traces(fixture):
     """Turn 1's LLM span (and its records) and both tool spans are lost: turn 1's calls survive
-    only in later requests' input, reported once each, in place, with the results fed back."""
+    only in later requests' input. The first request left holds them, so by the attribution rule
+    (docs/conventions.md, precedence) they were made before the trace as far as it can tell —
+    handed back apart as `prior`, with the results fed back, never counted as its rows."""
     spans, logs = load(fixture)
     first = chat_spans(spans)[0]
     lost = {first.span_id} | {s.span_id for s in spans if s.name.endswith(("get_weather", "get_time"))}
     spans = [s for s in spans if s.span_id not in lost]
     logs = [r for r in logs if r.span_id not in lost]
     x = extract_trace(spans, logs)
-    assert basics(x) == truth(fixture)
-    first_two, last = x.calls[:2], x.calls[2]
-    assert [(c.origin, c.turn, c.call_index, c.status, c.response_span_id) for c in first_two] == [
-        ("history", None, 0, "ok", None),
-        ("history", None, 1, "ok", None),
-    ]
-    assert all(c.span_id in {s.span_id for s in chat_spans(spans)} for c in first_two)
-    assert (last.origin, last.turn, last.tool_name) == ("response", 1, "book_table")
+    assert basics(x) == truth(fixture)[2:]
+    assert [(c.origin, c.turn, c.tool_name) for c in x.calls] == [("response", 1, "book_table")]
+    prior = [(c.tool_name, c.call_id, c.arguments_raw, c.result) for c in x.prior]
+    assert prior == truth(fixture)[:2]
+    assert [(c.origin, c.call_index) for c in x.prior] == [("history", 0), ("history", 1)]
 
 
 def test_calls_only_in_unordered_log_records():
     """openai-v2 legacy events (every record stamped 0, so no order): turn 1's chat span and its
-    records lost; the calls are found in the later requests' assistant-message records, once."""
+    records lost; the calls the next request's assistant-message records hold were made before the
+    trace as far as it can tell: apart, once each, with their surviving tool spans' results."""
     fixture = "otel-openai-v2-default/parallel"
     spans, logs = load(fixture)
     first = chat_spans(spans)[0]
     spans = [s for s in spans if s.span_id != first.span_id]
     logs = [r for r in logs if r.span_id != first.span_id]
     x = extract_trace(spans, logs)
-    assert basics(x) == truth(fixture)
-    assert [(c.origin, c.turn) for c in x.calls] == [("tool_span", None), ("tool_span", None), ("event", 1)]
+    assert basics(x) == truth(fixture)[2:]
+    assert [(c.origin, c.turn) for c in x.calls] == [("event", 1)]
+    assert [(c.tool_name, c.call_id, c.arguments_raw) for c in x.prior] == [
+        (n, i, a) for n, i, a, _ in truth(fixture)[:2]
+    ]
 
 
 def test_openai_v2_default_needs_its_log_records():

@@ -53,7 +53,7 @@ def test_the_blank_schema_is_the_documented_one(tmp_path):
     assert set(documented) == set(actual), "tables/views differ from docs/data-model.md"
     for name, columns in actual.items():
         assert documented[name] == columns, f"docs/data-model.md is wrong about {name}"
-    assert applied[0] == "001_spans_runs" and applied[-1] == "012_trace_reading"
+    assert applied[0] == "001_spans_runs" and applied[-1] == "013_conversations"
     with Store(tmp_path / "blank.duckdb") as again:  # re-opening applies nothing twice
         assert again.applied_migrations() == applied
 
@@ -216,6 +216,7 @@ def test_results_of_an_older_store_are_carried_into_long_form(tmp_path):
             "010_tool_definition_origin",
             "011_extraction_stamp",
             "012_trace_reading",
+            "013_conversations",
         ]
         back = store.fetchall(
             "SELECT * EXCLUDE (evaluated_at, settled_by, domain) FROM results ORDER BY case_id"

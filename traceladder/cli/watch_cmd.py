@@ -49,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch", type=int_range(1, 1_000_000), default=5_000, metavar="N",
                    help="traces judged per transaction (default 5000)")  # fmt: skip
+    p.add_argument("--conversation-idle", type=seconds(allow_zero=True), default=None, metavar="S",
+                   help="judge a conversation of several turns once none of its traces gained a span "
+                        "for this long (docs/conversations.md); default: with each of its turns")  # fmt: skip
     p.add_argument("--once", action="store_true", help="judge what is due now, then exit (cron)")
     add_judge_options(p)
     p.set_defaults(handler=handle)
@@ -58,7 +61,7 @@ def handle(args: argparse.Namespace) -> int:
     options = WatchOptions(
         settle_s=args.settle, orphan_after_s=args.orphan_after, interval_s=args.interval, batch=args.batch,
         domain=args.domain, live=live_options(args), judge=judge_options(args, simulated=False),
-        ladder=ladder_for(args),
+        ladder=ladder_for(args), conversation_idle_s=args.conversation_idle,
     )  # fmt: skip
     stop = threading.Event()
 
@@ -76,5 +79,8 @@ def handle(args: argparse.Namespace) -> int:
         for s, handler in previous.items():
             signal.signal(s, handler)
     counts = " ".join(f"{v}={n}" for v, n in sorted(progress.verdicts.items()))
-    print(f"watched batches={progress.batches} judged={progress.judged} {counts}".rstrip())
+    line = f"watched batches={progress.batches} judged={progress.judged} {counts}".rstrip()
+    if args.conversation_idle is not None:
+        line += f" conversations={progress.conversations}"
+    print(line)
     return ExitCode.OK

@@ -36,6 +36,10 @@ def extract_trace(spans: Sequence[SpanView], logs: Sequence[LogView] = ()) -> Tr
     """The calls (ordered, `ordinal` 1..n) and definitions (by name) of one trace.
 
     `spans` and `logs` are everything stored for the trace, in any order, duplicates allowed.
+    The calls the input of the trace's first request already held were made before the trace
+    began: they are not its calls, and come back apart, as `prior` (to link the trace to the
+    earlier turn that made them).
     """
     collected = collect(spans, logs)
-    return TraceExtraction(merge(collected), choose(collected.definitions))
+    calls, prior = merge(collected)
+    return TraceExtraction(calls, choose(collected.definitions), tuple(prior))

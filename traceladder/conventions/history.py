@@ -44,18 +44,24 @@ class Histories:
         self.skip = skip  # False when some tool span has no request yet: read every history
         self.leftovers: list[BagLeftover] = []
         self.history_only: list[Call] = []
+        self.first_requests: set[str] = set()  # keys of the trace's first request (and its nested copies)
+        self.made_before: set[int] = set()  # ids of the history-only calls the first request's input held
 
     def bind_all(self, llm_spans: list[LLMSpan]) -> None:
         """Ordered histories latest first (the latest usually confirms every turn, and places a
         history-only turn exactly); then bags earliest first, so a turn only bags show is
         anchored at the first request that showed it and later bags find it there."""
+        first_turn = min((llm.turn for llm in llm_spans), default=0)
+        self.first_requests = {llm.key for llm in llm_spans if llm.turn == first_turn}
         for llm in reversed(llm_spans):
             limit = self._limit(llm)
             ordered = [h for h in llm.histories if h.ordered]
             if len(ordered) > 1:  # the structured copy first: it costs no parse
                 ordered.sort(key=lambda h: not h.cheap)
             for history in ordered:
-                if self._needed(limit, llm, history):
+                if self._needed(limit, llm, history) or (
+                    llm.key in self.first_requests and _holds_turns(history)
+                ):
                     self._bind_ordered(history.load(), llm, self._before(limit))
         for llm in llm_spans:
             for history in (h for h in llm.histories if not h.ordered):
@@ -171,6 +177,7 @@ class Histories:
             slot = found.get(position) or self._virtual(turn, llm, anchor, position)
             self._see(slot, turn)
             bound[position] = slot
+        self._mark_prior(llm, list(bound.values()))
         open_turns: list[list[Call]] = []
         for i, message in enumerate(messages):
             if isinstance(message, Turn):
@@ -187,6 +194,7 @@ class Histories:
     def _bind_bag(self, messages: list[Message], llm: LLMSpan, before: list[Slot]) -> None:
         used: set[int] = set()
         calls: list[Call] = []
+        bound: list[Slot] = []
         anchor = llm.anchor
         for position, turn in enumerate(m for m in messages if isinstance(m, Turn)):
             hit = next(
@@ -199,7 +207,9 @@ class Histories:
                 used.add(hit)
                 slot = before[hit]
             self._see(slot, turn)
+            bound.append(slot)
             calls.extend(slot.calls)
+        self._mark_prior(llm, bound)
         leftover = []
         for message in messages:
             if isinstance(message, ToolResult):
@@ -210,6 +220,19 @@ class Histories:
                     leftover.append(message.text)
         if leftover:
             self.leftovers.append(BagLeftover(llm.anchor, calls, leftover))
+
+    def prior(self) -> tuple[list[Call], list[Call]]:
+        """The history-only calls split in two: those made in this trace, and those the input of
+        its first request already held — made before the trace began (docs/conventions.md,
+        "Calls made before the trace"), so never this trace's rows."""
+        own = [c for c in self.history_only if id(c) not in self.made_before]
+        before = [c for c in self.history_only if id(c) in self.made_before]
+        return own, before
+
+    def _mark_prior(self, llm: LLMSpan, slots: list[Slot]) -> None:
+        """The virtual turns the first request's input showed were made before the trace."""
+        if llm.key in self.first_requests:
+            self.made_before.update(id(c) for slot in slots if slot.virtual for c in slot.calls)
 
     def pair_leftovers(self) -> None:
         """Id-less results of unordered histories, in time order: the known results of the
@@ -226,6 +249,13 @@ class Histories:
             left = [r for r, n in remaining.items() for _ in range(n)]
             if len(left) == 1 and len(unanswered) == 1:
                 _set_result(unanswered[0], left[0])
+
+
+def _holds_turns(history: History) -> bool:
+    """Whether a history may hold an assistant turn (counted without a parse where it can be).
+    The first request's history is read whenever it may: what it holds says which calls were made
+    before the trace began, and those must not be counted as this trace's."""
+    return history.assistant_turns is None or history.assistant_turns() > 0
 
 
 def _set_result(call: Call, result: str | None) -> None:

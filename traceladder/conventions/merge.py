@@ -263,7 +263,9 @@ def one_per_id(rows: list[ExtractedCall]) -> list[ExtractedCall]:
     return [r._replace(ordinal=i) for i, r in enumerate(out, 1)]
 
 
-def merge(collected: Collected) -> list[ExtractedCall]:
+def merge(collected: Collected) -> tuple[list[ExtractedCall], list[ExtractedCall]]:
+    """The trace's calls (ordinal 1..n) and, apart, the calls its first request's input already
+    held — made before the trace began, so never its rows (ordinal 1..m among themselves)."""
     slots = _responses(collected.llm_spans)
     requested = [c for s in slots for c in s.calls]
     # Tool spans first join the calls responses made; any left over may have been requested in
@@ -271,9 +273,18 @@ def merge(collected: Collected) -> list[ExtractedCall]:
     unmatched = match_executions(requested, drop_nested(collected.executions))
     histories = Histories(slots, skip=not unmatched)
     histories.bind_all(collected.llm_spans)
-    history_only = sorted(histories.history_only, key=lambda c: c.key)
-    unmatched = match_executions(history_only, unmatched)
+    own, before = (sorted(calls, key=lambda c: c.key) for calls in histories.prior())
+    unmatched = match_executions(own, unmatched)
+    # A tool span left over that names a call made before the trace by its id (a turn resumed
+    # after an approval) is that call's execution, not a call of its own. By id only: a tool span
+    # with no id is a call of this trace (producers that record only tool spans).
+    with_id = {c.call_id for c in before if c.call_id is not None}
+    resumed = [e for e in unmatched if e.call_id in with_id]
+    unmatched = [e for e in unmatched if e.call_id not in with_id]
+    match_executions([c for c in before if c.call_id is not None], resumed)
     histories.pair_leftovers()
-    calls = requested + history_only + [_tool_only(e) for e in unmatched if e.name is not None]
+    calls = requested + own + [_tool_only(e) for e in unmatched if e.name is not None]
     calls.sort(key=lambda c: c.key)
-    return one_per_id([_row(i, call) for i, call in enumerate(calls, 1)])
+    return one_per_id([_row(i, call) for i, call in enumerate(calls, 1)]), [
+        _row(i, call) for i, call in enumerate(before, 1)
+    ]

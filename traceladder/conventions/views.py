@@ -87,3 +87,5 @@ class ToolDefinition(NamedTuple):
 class TraceExtraction(NamedTuple):
     calls: list[ExtractedCall]
     definitions: list[ToolDefinition]  # one per tool name (first seen wins), ordered by name
+    # calls the first request's input already held: made before the trace began, never its rows
+    prior: tuple[ExtractedCall, ...] = ()

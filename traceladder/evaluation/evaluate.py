@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -21,6 +22,7 @@ import pyarrow as pa
 from traceladder.cases.model import Case
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
+from traceladder.evaluation.conversations import judge_conversations
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
 from traceladder.evaluation.pool import Batch, SettlePool, paused_gc
 from traceladder.evaluators.ladder import Ladder
@@ -75,6 +77,7 @@ def evaluate_store(
     after: Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None] | None = None,
     judge: JudgeOptions | None = None,
     judge_tag: str | None = None,
+    conversation_idle_since: datetime | None = None,
 ) -> EvaluationSummary:
     """Judge every trace of the store (or of one run, or exactly `trace_ids`) and replace their
     stored results.
@@ -89,7 +92,8 @@ def evaluate_store(
     them, or not at all). `judge` adds rung 5: the traces the code rungs passed are judged by it
     (`evaluation.judging`). `judge_tag` instead says rung 5 is decided elsewhere, by that judge (a
     sharded evaluation's client): the code rungs' results are recorded under its tag, the traces
-    they pass left for it.
+    they pass left for it. The conversations the traces are in are judged too
+    (`evaluation.conversations`); with `conversation_idle_since`, only those idle since then.
     """
     # One DuckDB thread: the reads are a small share of an evaluation (the ladder is the work),
     # and two threads' buffers outgrew the cap on 1M agent spans, forcing the roomy retry.
@@ -105,6 +109,7 @@ def evaluate_store(
             tag = judge.tag if judge is not None else judge_tag or ""
             ctx = replace(ctx, judge_configured=True, judge_tag=tag)
         run = _Pass(store, ids, run_id, live, keep_units=judge is not None, after=after)
+        run.conversation_idle_since = conversation_idle_since
         with paused_gc(), SettlePool(ctx, workers=workers) as pool:
             # Each batch is written, in a transaction of its own, while the next one is read and
             # (on workers) judged: memory holds about two batches, whatever the size of the store
@@ -142,6 +147,7 @@ class _Pass:
         self.runs: set[str] = set()
         self.verdicts: Counter[str] = Counter()
         self.phase: PhaseResult | None = None
+        self.conversation_idle_since: datetime | None = None
 
     def read(self) -> Iterator[tuple[Batch, bool]]:
         """The sampled units a batch at a time, each with its calls and captured tool
@@ -174,6 +180,7 @@ class _Pass:
 
     def finish(self, conn: duckdb.DuckDBPyConnection) -> None:
         """In the last batch's transaction: the sampling rule, and the caller's `after`."""
+        judge_conversations(conn, self.ids.to_pylist(), self.live.policies, self.conversation_idle_since)
         sampling = self.live.sampling
         if not sampling.everything:  # so rates computed later know what a trace stands for
             record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)

@@ -17,8 +17,8 @@ from traceladder.evaluation.pool import SettlePool
 from traceladder.evaluators.types import VerdictValue
 from traceladder.judge.phase import JudgeOptions, PhaseResult, Survivor, judge_survivors
 from traceladder.judge.trajectory import TrajectoryCall
-from traceladder.storage.conversations import Exchange, read_exchanges
 from traceladder.storage.db import Store
+from traceladder.storage.exchanges import Exchange, read_exchanges
 from traceladder.storage.readers import (
     Definitions,
     UnitRow,

@@ -28,10 +28,15 @@ from traceladder.evaluators.safe_regex import python_refusal
 from traceladder.files import LIMITS, read_input
 
 Where = tuple[str | int, ...]  # a key path into the document; ints index arrays
-SECTIONS = ("defaults", "service", "agent")
+SECTIONS = ("defaults", "service", "agent", "conversation")
 KEYS = (
     "allowed_tools", "forbidden_tools", "max_turns", "max_tool_calls", "forbid_duplicate_calls",
     "max_tool_errors", "max_latency_ms", "confirm", "parameters",
+)  # fmt: skip
+# What [conversation] may check across a conversation's turns (docs/conversations.md): the checks
+# over its calls taken together; limits of one trace (turns, latency, errors) stay per trace.
+CONVERSATION_KEYS = (
+    "allowed_tools", "forbidden_tools", "max_tool_calls", "forbid_duplicate_calls", "confirm", "parameters",
 )  # fmt: skip
 
 
@@ -80,7 +85,12 @@ def _policy_set(document: dict[str, Any], origin: str) -> PolicySet:
     if not document:
         raise _Problem((), f"names no check; add a [defaults] section with one of: {', '.join(KEYS)}")
     defaults = _section(document["defaults"], ("defaults",)) if "defaults" in document else None
-    return PolicySet(defaults, _named(document, "service"), _named(document, "agent"), origin)
+    conversation = (
+        _section(document["conversation"], ("conversation",), CONVERSATION_KEYS)
+        if "conversation" in document
+        else None
+    )
+    return PolicySet(defaults, _named(document, "service"), _named(document, "agent"), origin, conversation)
 
 
 def _named(document: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -97,20 +107,25 @@ def _named(document: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
 def _label(where: Where) -> str:
     """A table's path as a header spells it: service."checkout".confirm."""
     return ".".join(
-        json.dumps(k) if i == 1 and where[0] != "defaults" else str(k) for i, k in enumerate(where)
+        json.dumps(k) if i == 1 and where[0] not in ("defaults", "conversation") else str(k)
+        for i, k in enumerate(where)
     )
 
 
-def _section(table: Any, where: Where) -> dict[str, Any]:
+def _section(table: Any, where: Where, keys: tuple[str, ...] = KEYS) -> dict[str, Any]:
     label = _label(where)
     if not isinstance(table, dict):
         raise _Problem(where, f"{label} must be a table: write [{label}]")
     if not table:
-        raise _Problem(where, f"[{label}] names no check; set one of: {', '.join(KEYS)}")
+        raise _Problem(where, f"[{label}] names no check; set one of: {', '.join(keys)}")
     settings = {}
     for key, value in table.items():
-        if key not in KEYS:
-            raise _Problem((*where, key), _unknown(key, f"in [{label}]", KEYS))
+        if key not in keys:
+            if key in KEYS:  # a per-trace check: say so, rather than "unknown"
+                raise _Problem((*where, key), f"{key} is checked per trace, not across a conversation's "
+                                              f"turns; put it under [defaults] (conversation checks: "
+                                              f"{', '.join(keys)})")  # fmt: skip
+            raise _Problem((*where, key), _unknown(key, f"in [{label}]", keys))
         settings[key] = _CHECKS[key](value, (*where, key))
     return settings
 

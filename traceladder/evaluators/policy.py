@@ -156,12 +156,20 @@ class PolicySet:
     services: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     origin: str = ""  # the file it was read from
+    conversation: Mapping[str, Any] | None = None  # [conversation]: checked across a conversation's turns
     _cache: dict[tuple[str | None, str | None], Policy | None] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (PolicySet, (self.defaults, self.services, self.agents, self.origin))
+        return (PolicySet, (self.defaults, self.services, self.agents, self.origin, self.conversation))
+
+    def for_conversation(self) -> Policy | None:
+        """The checks of the `[conversation]` table, run over a conversation's calls taken
+        together (`conversation.judge`); None when the file has none."""
+        if not self.conversation:
+            return None
+        return Policy(**self.conversation, source="conversation")
 
     def sections(self) -> tuple[tuple[str, str], ...]:
         """The ("service" | "agent", name) pairs the file names, sorted."""

@@ -30,13 +30,16 @@ from traceladder.conventions.attribute_values import text
 from traceladder.conventions.base import TOOL, ToolColumns
 from traceladder.conventions.otel_genai import ERROR_TYPE, OPERATION
 from traceladder.conventions.views import ExtractedCall, ToolDefinition
+from traceladder.conversation.keys import conversation_key
 from traceladder.extraction.reading import Reading, read_trace
 from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp
 from traceladder.storage.derived import (
     CALL_SCHEMA,
+    CONVERSATION_KEY_SCHEMA,
     DEFINITION_SCHEMA,
     DERIVED_SPAN_COLUMNS,
     DERIVED_SPAN_FIELDS,
+    PRIOR_CALL_SCHEMA,
     READING_SCHEMA,
     STORED_LOG_COLUMNS,
     STORED_SPAN_COLUMNS,
@@ -86,7 +89,7 @@ def _rows(table: pa.Table | None, names: tuple[str, ...]) -> Iterator[tuple[Any,
 
 
 def _span_view(row: tuple[Any, ...]) -> SpanView:
-    _, sid, parent, name, kind, start, end, status, message, attrs, events, scope = row
+    _, sid, parent, name, kind, start, end, status, message, attrs, events, scope, _resource = row
     parsed = _json(attrs, {})
     return SpanView(
         span_id=sid,
@@ -160,6 +163,12 @@ def _call_row(trace_id: str, c: ExtractedCall) -> tuple[Any, ...]:
             c.start_ns, c.end_ns)  # fmt: skip
 
 
+def _resources(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The distinct resources of a trace's spans, parsed (usually one)."""
+    parsed = (_json(raw, {}) for raw in {row[-1] for row in rows if row[-1]})
+    return [r for r in parsed if isinstance(r, dict)]
+
+
 def _definition_row(trace_id: str, d: ToolDefinition) -> tuple[Any, ...]:
     return (trace_id, d.name, d.description, d.parameters, d.convention, d.span_id, d.offered)
 
@@ -230,9 +239,12 @@ class Stage:
         definitions: list[tuple[Any, ...]] = []
         facts: list[tuple[Any, ...]] = []
         reading: list[tuple[Any, ...]] = []
+        keys: list[tuple[Any, ...]] = []
+        prior: list[tuple[Any, ...]] = []
         trace_ids = sorted(spans.keys() | logs.keys())
         for tid in trace_ids:
-            found_views = [(i, _span_view(row)) for i, row in spans.pop(tid, {}).values()]
+            stored = list(spans.pop(tid, {}).values())
+            found_views = [(i, _span_view(row)) for i, row in stored]
             kept = [v for _, v in found_views]
             of_batch = {i: v for i, v in found_views if i >= 0}
             for i, row in positions.pop(tid, []):
@@ -245,6 +257,10 @@ class Stage:
             read = read_trace(kept, log_views, found.calls, hooks)
             reading.extend(_reading_rows(tid, read))
             facts.append((tid, _agent_name(kept, hooks), read.reason))
+            key = conversation_key((v.attributes for v in kept), _resources(row for _, row in stored))
+            if key is not None:
+                keys.append((tid, *key))
+            prior.extend((tid, c.ordinal, c.tool_name, c.call_id, c.arguments_raw) for c in found.prior)
         return DerivedRows(
             stamp=stamp,
             trace_ids=pa.array(trace_ids, pa.string()),
@@ -253,6 +269,8 @@ class Stage:
             definitions=_table(definitions, DEFINITION_SCHEMA),
             facts=_table(facts, TRACE_FACT_SCHEMA),
             reading=_table(reading, READING_SCHEMA),
+            keys=_table(keys, CONVERSATION_KEY_SCHEMA),
+            prior=_table(prior, PRIOR_CALL_SCHEMA),
         )
 
 

@@ -31,8 +31,8 @@ from traceladder.judge.endpoint import JudgeEndpoint
 from traceladder.judge.prices import Prices
 from traceladder.judge.rubric import Prompt, Rubric, build_prompt
 from traceladder.judge.trajectory import TrajectoryCall, canonical_text, trajectory, trajectory_hash
-from traceladder.storage.conversations import Exchange, read_exchanges
 from traceladder.storage.db import Store
+from traceladder.storage.exchanges import Exchange, read_exchanges
 from traceladder.storage.judgments import cached_judgments, save_judge_phase
 from traceladder.storage.spans import readable_span_columns, to_arrow
 

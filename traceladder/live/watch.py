@@ -28,6 +28,7 @@ import duckdb
 
 from traceladder.errors import StoreBusy
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
+from traceladder.evaluation.conversations import judge_idle
 from traceladder.evaluation.evaluate import EvaluationSummary, evaluate_store
 from traceladder.evaluation.policy_check import warn_unseen_policy_sections
 from traceladder.evaluators.ladder import Ladder
@@ -62,6 +63,7 @@ class WatchOptions:
     workers: int | None = None
     judge: JudgeOptions | None = None  # rung 5 for the traces the code rungs pass
     ladder: Ladder = Ladder()  # the built-in rungs plus the plug-ins named (`evaluators.ladder`)
+    conversation_idle_s: float | None = None  # judge a conversation once idle this long
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class WatchProgress:
     batches: int = 0
     judged: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
+    conversations: int = 0  # conversations judged (with --conversation-idle)
 
 
 def due_traces(store: Store, options: WatchOptions, now: datetime) -> list[str]:
@@ -116,16 +119,34 @@ def judge_due(
     """One poll: judge up to `options.batch` due traces; None when nothing was due. `judged` is
     called with the store, still open, after a batch was written."""
     with open_store(db) as store:
-        due = due_traces(store, options, now or datetime.now(UTC).replace(tzinfo=None))
+        now = now or datetime.now(UTC).replace(tzinfo=None)
+        due = due_traces(store, options, now)
         if not due:
             return None
+        idle = _idle_since(options, now)
         summary = evaluate_store(
             store, domain=options.domain, ladder=options.ladder, live=options.live, trace_ids=due,
             workers=options.workers, after=_record(options.name), judge=options.judge,
+            conversation_idle_since=idle,
         )  # fmt: skip
         if judged is not None:
             judged(store)
         return WatchBatch(summary, tuple(read_failed_traces(store, due)))
+
+
+def _idle_since(options: WatchOptions, now: datetime) -> datetime | None:
+    idle = options.conversation_idle_s
+    return None if idle is None else now - timedelta(seconds=idle)
+
+
+def judge_idle_conversations(db: Path, options: WatchOptions, now: datetime | None = None) -> int:
+    """One poll's conversation pass (`--conversation-idle`): judge the conversations idle long
+    enough whose verdict is missing or older than one of their turns'; returns how many."""
+    idle = _idle_since(options, now or datetime.now(UTC).replace(tzinfo=None))
+    if idle is None:
+        return 0
+    with open_store(db) as store, store.transaction() as conn:
+        return judge_idle(conn, options.live.policies, idle)
 
 
 def watch(
@@ -163,11 +184,15 @@ def watch(
             continue
         try:
             batch = judge_due(db, options, judged=None if policy_checked else check_policy)
+            conversations = judge_idle_conversations(db, options)
         except StoreBusy as exc:  # held by a long command: the traces wait safely
             if once:  # nothing was judged: `watch --once && …` must not pass
                 raise
             say(f"store busy, retrying: {exc}")
-            batch = None
+            batch, conversations = None, 0
+        if conversations:
+            progress.conversations += conversations
+            say(f"judged {conversations} idle conversations (total {progress.conversations})")
         if batch is None or batch.summary.units == 0:
             if not waiting_said and progress.judged == 0:
                 say("waiting: no complete traces to judge yet (is `traceladder serve` receiving?)")

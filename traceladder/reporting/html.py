@@ -21,8 +21,8 @@ from traceladder import __version__
 from traceladder.evaluators.types import SCORED
 from traceladder.reporting import html_sections as sections
 from traceladder.reporting.html_cases import VERDICT_ICONS, case_table, filters
-from traceladder.reporting.html_conversation import prompts_block, system_prompts
 from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of, row_order
+from traceladder.reporting.html_exchange import prompts_block, system_prompts
 from traceladder.reporting.html_paired import paired_section
 from traceladder.reporting.html_suite import suite_section
 from traceladder.reporting.html_text import esc, pct, script_json, table, td, when

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from traceladder.evaluators.types import VerdictValue, not_evaluated_note
-from traceladder.reporting.html_conversation import conversation
 from traceladder.reporting.html_data import argument_diffs, call_pairs, case_name, case_tools
+from traceladder.reporting.html_exchange import exchange
 from traceladder.reporting.html_svg import waterfall
 from traceladder.reporting.html_text import as_json, clip, esc, table, td
 
@@ -109,7 +109,7 @@ def case_table(
     details: Mapping[str, Mapping[str, Any]],
     prompts: Mapping[str, int] | None = None,
 ) -> str:
-    """The table; `prompts` numbers the system prompts printed once above it (`html_conversation`)."""
+    """The table; `prompts` numbers the system prompts printed once above it (`html_exchange`)."""
     head = "".join(f'<th scope="col" data-key="{key}">{label}</th>' for key, label in COLUMNS)
     bodies = [_case(i, c, details.get(c["trace_id"]) or {}, prompts or {}) for i, c in enumerate(cases)]
     return f'<table id="case-table" class="cases"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
@@ -157,7 +157,7 @@ def evidence(
         out.append(f'<h4>Warnings</h4><ul class="warnings">{items}</ul>')
     said = detail.get("conversation")
     if said or not detail.get("final_text"):
-        out.append("<h4>Conversation</h4>" + conversation(said, prompts or {}))
+        out.append("<h4>Exchange</h4>" + exchange(said, prompts or {}))
     out.append("<h4>Expected and actual calls</h4>" + _calls(case, detail.get("results") or {}))
     diffs = argument_diffs(case)
     out.append(

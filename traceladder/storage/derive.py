@@ -15,10 +15,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from traceladder.storage.conversation_groups import group_conversations
 from traceladder.storage.derived import (
     CALL_SCHEMA,
+    CONVERSATION_KEY_SCHEMA,
     DEFINITION_SCHEMA,
     DERIVED_SPAN_COLUMNS,
+    PRIOR_CALL_SCHEMA,
     READING_SCHEMA,
     DerivedRows,
 )
@@ -45,9 +48,11 @@ def store_derived(
     if len(trace_ids) == 0:
         return 0
     calls, definitions, facts, reading = derived.calls, derived.definitions, derived.facts, derived.reading
+    keys = CONVERSATION_KEY_SCHEMA.empty_table() if derived.keys is None else derived.keys
+    prior = PRIOR_CALL_SCHEMA.empty_table() if derived.prior is None else derived.prior
     if len(trace_ids) != len(derived.trace_ids):
-        calls, definitions, facts, reading = (
-            _only(t, trace_ids) for t in (calls, definitions, facts, reading)
+        calls, definitions, facts, reading, keys, prior = (
+            _only(t, trace_ids) for t in (calls, definitions, facts, reading, keys, prior)
         )
     stamp = {"v": derived.stamp.version, "c": derived.stamp.conventions}
     conn.register("affected_traces", pa.table({"trace_id": trace_ids}))
@@ -55,6 +60,8 @@ def store_derived(
     conn.register("derived_definitions", definitions.select(DEFINITION_SCHEMA.names))
     conn.register("derived_facts", facts)
     conn.register("derived_reading", reading.select(READING_SCHEMA.names))
+    conn.register("derived_keys", keys.select(CONVERSATION_KEY_SCHEMA.names))
+    conn.register("derived_prior", prior.select(PRIOR_CALL_SCHEMA.names))
     try:
         conn.execute("DELETE FROM tool_calls WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
         conn.execute("DELETE FROM tool_definitions WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
@@ -76,14 +83,20 @@ def store_derived(
             stamp,
         )
         index_traces(conn, stamp=derived.stamp, arrived=arrived)
-    finally:
-        for name in (
-            "affected_traces",
-            "derived_calls",
-            "derived_definitions",
-            "derived_facts",
-            "derived_reading",
+        for table, source, schema in (
+            ("conversation_keys", "derived_keys", CONVERSATION_KEY_SCHEMA),
+            ("prior_calls", "derived_prior", PRIOR_CALL_SCHEMA),
         ):
+            conn.execute(f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
+            conn.execute(
+                f"INSERT INTO {table} ({', '.join(schema.names)}, extraction, conventions) "
+                f"SELECT *, $v, $c FROM {source}",
+                stamp,
+            )
+        group_conversations(conn, derived.stamp)
+    finally:
+        for name in ("affected_traces", "derived_calls", "derived_definitions", "derived_facts",
+                     "derived_reading", "derived_keys", "derived_prior"):  # fmt: skip
             _unregister(conn, name)
     return len(trace_ids)
 

@@ -35,7 +35,7 @@ DERIVED_SPAN_COLUMNS = tuple(f.name for f in DERIVED_SPAN_FIELDS)
 # What the stage reads of a stored span and log record.
 STORED_SPAN_COLUMNS = (
     "trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns", "end_ns", "status_code",
-    "status_message", "attributes", "events", "scope_name",
+    "status_message", "attributes", "events", "scope_name", "resource",
 )  # fmt: skip
 STORED_LOG_COLUMNS = (
     "trace_id",
@@ -100,6 +100,20 @@ READING_SCHEMA = pa.schema(
         ("ids", pa.string()),  # JSON array text
     ]
 )
+# Per trace, the conversation its producer names (`conversation.keys`); none: no row.
+CONVERSATION_KEY_SCHEMA = pa.schema(
+    [("trace_id", pa.string()), ("linked_by", pa.string()), ("conversation_key", pa.string())]
+)
+# Per trace, the calls its first request's input already held: made before it (never its rows).
+PRIOR_CALL_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.string()),
+        ("ordinal", pa.int32()),
+        ("tool_name", pa.string()),
+        ("call_id", pa.string()),
+        ("arguments_raw", pa.string()),
+    ]
+)
 
 
 class Stamp(NamedTuple):
@@ -133,7 +147,9 @@ class DerivedRows(NamedTuple):
     """The stage's output for the traces it was handed (`trace_ids`: every trace of the batch):
     `spans` the batch's spans with `DERIVED_SPAN_COLUMNS` filled in; `calls` (`CALL_SCHEMA`),
     `definitions` (`DEFINITION_SCHEMA`), `facts` (`TRACE_FACT_SCHEMA`) and `reading`
-    (`READING_SCHEMA`) replace the traces' rows."""
+    (`READING_SCHEMA`) replace the traces' rows; so do `keys` (`CONVERSATION_KEY_SCHEMA`) and
+    `prior` (`PRIOR_CALL_SCHEMA`), which group the traces into conversations
+    (`storage.conversation_groups`); None: the stage derived none."""
 
     stamp: Stamp
     trace_ids: pa.Array
@@ -142,6 +158,8 @@ class DerivedRows(NamedTuple):
     definitions: pa.Table
     facts: pa.Table
     reading: pa.Table
+    keys: pa.Table | None = None
+    prior: pa.Table | None = None
 
 
 class Extraction(Protocol):

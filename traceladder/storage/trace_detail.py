@@ -1,5 +1,5 @@
 """What the HTML report shows beside a ReportV1: each trace's spans (the waterfall), its tool results,
-final answer and conversation (`conversations.read_conversations`), and the judged traces of a time
+final answer and conversation (`exchanges.read_exchange_details`), and the judged traces of a time
 window that belong to no run (the live page).
 
 Set-based like `readers`: the traces of interest are registered once as an Arrow table and each
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from traceladder.storage.conversations import Conversation, read_conversations
 from traceladder.storage.db import Store, trace_id_table
+from traceladder.storage.exchanges import ExchangeDetail, read_exchange_details
 from traceladder.storage.readers import dict_rows
 
 # The model a trace used, by convention: OTel GenAI request/response, OpenInference.
@@ -33,7 +33,7 @@ class TraceDetail:
     spans: list[dict[str, Any]] = field(default_factory=list)
     results: dict[int, str | None] = field(default_factory=dict)
     final_text: str | None = None
-    conversation: Conversation | None = None
+    conversation: ExchangeDetail | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def trace_details(store: Store, trace_ids: Sequence[str], *, max_spans: int = 20
     for trace_id, ordinal, result in results:
         result_maps.setdefault(trace_id, {})[ordinal] = result
     final = dict(answers)
-    said = read_conversations(store, trace_ids)
+    said = read_exchange_details(store, trace_ids)
     return {
         t: TraceDetail(span_lists.get(t, []), result_maps.get(t, {}), final.get(t), said.get(t))
         for t in trace_ids

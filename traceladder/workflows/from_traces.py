@@ -7,7 +7,7 @@ result returned (and the request did not say), `negative` when it made no call; 
 follows from the number of calls (0 → D1 when to call, 1 → D2 selection/fill, ≥ 2 → D3 chain)
 and is stated in the case's notes, the trace id kept in its context. Tool definitions and
 results come from the traces, read by the same extraction every evaluator uses
-(`storage.readers`, `storage.conversations`) — never re-read from raw spans, never guessed: the
+(`storage.readers`, `storage.exchanges`) — never re-read from raw spans, never guessed: the
 definitions of the traces that become cases, then of other selected traces of their services, then
 `--tools FILE` for what no trace records. The system prompt the traces sent is written as
 `system_prompt.txt`, which a replay sends.
@@ -31,8 +31,8 @@ from traceladder.domain.base import compile_validator
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
 from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
-from traceladder.storage.conversations import read_conversations, read_exchanges
 from traceladder.storage.db import Store
+from traceladder.storage.exchanges import read_exchange_details, read_exchanges
 from traceladder.storage.openings import read_event_openings
 from traceladder.storage.readers import read_call_table
 from traceladder.storage.recorded import Selection, read_definitions, read_services, select_traces
@@ -136,7 +136,7 @@ def _recorded(store: Store, ids: list[str]) -> list[Recorded]:
     """What each trace recorded: the user's request and the system prompt from the span
     attributes (by convention), else from the message events (span events, log records)."""
     exchanges = read_exchanges(store, ids)
-    openings = read_conversations(store, ids)
+    openings = read_exchange_details(store, ids)
     from_events = read_event_openings(store, ids)
     calls = raw_calls_by_trace(read_call_table(store, ids))
     definitions = read_definitions(store, ids)

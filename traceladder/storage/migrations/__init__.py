@@ -1,14 +1,16 @@
 """The store's schema, as named migrations applied in order and recorded in `schema_migrations`.
 
 One module per part of the store (`spans_runs`, `results`, `foreign_traces`, `live`, `trend`,
-`judgments`, `tool_definitions`, `extraction`, `reading`), each holding its migrations; this list is the one
-order they are applied in. Never edit a released migration — a store that recorded its name would
-never see the edit: add a new one at the end of this list, in the module of the part it changes.
+`judgments`, `tool_definitions`, `extraction`, `reading`, `conversations`), each holding its
+migrations; this list is the one order they are applied in. Never edit a released migration — a
+store that recorded its name would never see the edit: add a new one at the end of this list, in
+the module of the part it changes.
 `tests/storage/test_store.py` pins the blank schema."""
 
 from __future__ import annotations
 
 from traceladder.storage.migrations.base import Migration
+from traceladder.storage.migrations.conversations import CONVERSATIONS
 from traceladder.storage.migrations.extraction import EXTRACTION_STAMP
 from traceladder.storage.migrations.foreign_traces import OTLP_SOURCES
 from traceladder.storage.migrations.judgments import JUDGE
@@ -32,4 +34,5 @@ MIGRATIONS: list[Migration] = [
     TOOL_DEFINITION_ORIGIN,  # 010
     EXTRACTION_STAMP,  # 011
     TRACE_READING,  # 012
+    CONVERSATIONS,  # 013
 ]

@@ -1,5 +1,5 @@
 """What was said in each trace besides its calls: the instruction, the final answer and the root
-span (what the judge needs; the judge's span links to the root), and the whole conversation (what
+span (what the judge needs; the judge's span links to the root), and the whole exchange (what
 the HTML report shows a reviewer). Set-based: one query per table for all the traces.
 
 A suite run's `case_runs.final_text` is the answer when there is one (the loop recorded exactly
@@ -57,7 +57,7 @@ class Message:
 
 
 @dataclass(frozen=True)
-class ConversationCall:
+class ExchangeCall:
     """A tool call as the `tool_calls` read model has it: the model's exact argument text and the
     result returned to the model (None when the trace records none)."""
 
@@ -76,11 +76,11 @@ class Response:
 
     step: int | None
     text: str | None
-    calls: list[ConversationCall] = field(default_factory=list)
+    calls: list[ExchangeCall] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
-class Conversation:
+class ExchangeDetail:
     """A trace's conversation in order: the messages sent before the model's first turn (system
     prompt, the user's request), each model response with its calls and their results, and the
     final answer (which is also the text of the last response when the spans record it)."""
@@ -138,17 +138,17 @@ def read_exchanges(store: Store, trace_ids: Sequence[str]) -> dict[str, Exchange
     return {t: Exchange(*_exchange(read, t), roots.get(t)) for t in trace_ids}
 
 
-def read_conversations(store: Store, trace_ids: Sequence[str]) -> dict[str, Conversation]:
+def read_exchange_details(store: Store, trace_ids: Sequence[str]) -> dict[str, ExchangeDetail]:
     """Every trace's conversation (traces with nothing said and no call are left out). A call is
     placed under the response whose span made it (`tool_calls.response_span_id`); calls whose
     response is not recorded follow the responses, in their order."""
     with store.registered("wanted_traces", trace_id_table(trace_ids)) as conn:
         read = _read(conn)
-        calls: dict[str, list[tuple[str | None, ConversationCall]]] = {}
+        calls: dict[str, list[tuple[str | None, ExchangeCall]]] = {}
         for trace_id, ordinal, tool, raw, result, status, error_type, response in conn.execute(
             _CALLS
         ).fetchall():
-            call = ConversationCall(ordinal, tool, raw, result, status, error_type)
+            call = ExchangeCall(ordinal, tool, raw, result, status, error_type)
             calls.setdefault(trace_id, []).append((response, call))
     out = {}
     for trace_id in trace_ids:
@@ -159,14 +159,14 @@ def read_conversations(store: Store, trace_ids: Sequence[str]) -> dict[str, Conv
             said.append(Message("user", instruction))  # the events' user message: no span showed it
         step_of = {span_id: i for i, (span_id, _) in enumerate(spans, 1)}
         responses = [Response(i, response_text(attrs)) for i, (_, attrs) in enumerate(spans, 1)]
-        unplaced: list[ConversationCall] = []
+        unplaced: list[ExchangeCall] = []
         for span_id, call in calls.get(trace_id, []):
             step = step_of.get(span_id) if span_id is not None else None
             (responses[step - 1].calls if step is not None else unplaced).append(call)
         if unplaced:
             responses.append(Response(None, None, unplaced))
         if said or answer or any(r.text or r.calls for r in responses):
-            out[trace_id] = Conversation(said, responses, answer)
+            out[trace_id] = ExchangeDetail(said, responses, answer)
     return out
 
 
