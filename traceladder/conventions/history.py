@@ -139,6 +139,7 @@ class Histories:
         return found
 
     def _bind_ordered(self, messages: list[Message], llm: LLMSpan, before: list[Slot]) -> None:
+        messages = _rejoined(messages)
         turns = [(i, m) for i, m in enumerate(messages) if isinstance(m, Turn)]
         bound: dict[int, Slot] = {}
         used: set[int] = set()
@@ -226,6 +227,21 @@ class Histories:
             left = [r for r, n in remaining.items() for _ in range(n)]
             if len(left) == 1 and len(unanswered) == 1:
                 _set_result(unanswered[0], left[0])
+
+
+def _rejoined(messages: list[Message]) -> list[Message]:
+    """Consecutive assistant turns with no tool result between them, joined into one: they are
+    one response written back as one message per call (the OpenAI Agents SDK on the Responses
+    API lists each `function_call` item of a parallel pair as its own assistant message). A model
+    needs each turn's results before its next turn, so two real turns always have one between."""
+    out: list[Message] = []
+    for message in messages:
+        last = out[-1] if out else None
+        if isinstance(message, Turn) and isinstance(last, Turn):
+            out[-1] = Turn([*last.calls, *message.calls], last.record_id or message.record_id)
+        else:
+            out.append(message)
+    return out
 
 
 def _set_result(call: Call, result: str | None) -> None:

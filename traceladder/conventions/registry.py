@@ -40,6 +40,7 @@ _BUILTIN = (
     "traceladder.conventions.frameworks.strands",
     "traceladder.conventions.frameworks.google_adk",
     "traceladder.conventions.frameworks.pydantic_ai",
+    "traceladder.conventions.frameworks.openai_responses",
 )
 
 

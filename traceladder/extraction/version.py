@@ -10,7 +10,7 @@ from __future__ import annotations
 # Raise it whenever a change to the stage (a convention, merging, pairing, definitions, the derived
 # span columns) can change a derived row: a store written before then says "run `traceladder
 # reindex`" until it is rebuilt. A plug-in's own upgrade is not seen here: `reindex --all` then.
-EXTRACTION_VERSION = 1
+EXTRACTION_VERSION = 2
 
 BUILTIN = "builtin"
 

@@ -1,0 +1,25 @@
+"""Units of the readers added for the producers of issue 32 (their fixtures are tested call by
+call in test_frameworks.py / test_producers_next.py): what they refuse to read."""
+
+from __future__ import annotations
+
+from traceladder.conventions.frameworks.openai_responses import constructor_repr
+
+
+def test_a_pydantic_repr_is_read_as_literals_and_nothing_in_it_runs(tmp_path):
+    marker = tmp_path / "ran"
+    text = (
+        f"ResponseFunctionToolCall(arguments='{{}}', call_id='call_1', name='x', "
+        f"status=open({str(marker)!r}, 'w').write('1'), caller=None)"
+    )
+    assert constructor_repr(text) == (
+        "ResponseFunctionToolCall",
+        {"arguments": "{}", "call_id": "call_1", "name": "x", "caller": None},
+    )
+    assert not marker.exists()
+
+
+def test_what_is_not_a_constructor_repr_is_nothing():
+    for text in ["{'a': 1}", "lower(a=1)", "Foo(a=1", "Foo.bar(a=1)", 42, None, "X(" + "a" * 10]:
+        assert constructor_repr(text) is None, text
+    assert constructor_repr("Foo(1, a=2)") == ("Foo", {"a": 2})  # positional values are dropped
