@@ -8,7 +8,9 @@ plain or streamed. So a call's id, tool name and argument text are the script's 
 protocol, and the ground truth of a capture does not depend on the provider.
 
 A protocol module defines `owns(path) -> bool` and `reply(request_body, payload) -> (status,
-content_type, bytes)`; register it in `_MODULES`.
+content_type, bytes)`, and `as_sent(request_body, payload)` where its wire cannot carry an
+argument text as the script has it (the payload recorded instead, its argument strings the JSON
+text the wire really carried); register it in `_MODULES`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import importlib
 import json
 from typing import Any
 
-_MODULES: list[str] = ["responses_api"]
+_MODULES: list[str] = ["responses_api", "anthropic_messages"]
 
 
 def _protocols() -> list[Any]:
@@ -40,7 +42,8 @@ def serve(handler: Any, server: Any, raw: bytes) -> bool:
         except IndexError as exc:
             status, ctype, data = 500, "application/json", json.dumps({"error": {"message": str(exc)}}).encode()
         else:
-            server.responses.append(payload)
+            as_sent = getattr(protocol, "as_sent", None)
+            server.responses.append(payload if as_sent is None else as_sent(body, payload))
             status, ctype, data = protocol.reply(body, payload)
     handler.send_response(status)
     handler.send_header("Content-Type", ctype)

@@ -3,6 +3,8 @@ call in test_frameworks.py / test_producers_next.py): what they refuse to read."
 
 from __future__ import annotations
 
+import json
+
 from traceladder.conventions.frameworks.openai_responses import constructor_repr
 
 
@@ -23,3 +25,14 @@ def test_what_is_not_a_constructor_repr_is_nothing():
     for text in ["{'a': 1}", "lower(a=1)", "Foo(a=1", "Foo.bar(a=1)", 42, None, "X(" + "a" * 10]:
         assert constructor_repr(text) is None, text
     assert constructor_repr("Foo(1, a=2)") == ("Foo", {"a": 2})  # positional values are dropped
+
+
+def test_a_tools_file_in_anthropic_format_gives_its_input_schema(tmp_path):
+    """`--tools` with Anthropic's definitions (what `anthropic-*` requests send): the schema is
+    `input_schema`; read as no schema, every call would pass rung 1."""
+    from traceladder.evaluation.trace_schemas import load_tools_file
+
+    schema = {"type": "object", "properties": {"party_size": {"type": "integer"}}, "required": ["party_size"]}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"name": "book_table", "description": "Book.", "input_schema": schema}]))
+    assert load_tools_file(path).schemas["book_table"] == schema
