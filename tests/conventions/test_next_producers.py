@@ -36,3 +36,17 @@ def test_a_tools_file_in_anthropic_format_gives_its_input_schema(tmp_path):
     path = tmp_path / "tools.json"
     path.write_text(json.dumps([{"name": "book_table", "description": "Book.", "input_schema": schema}]))
     assert load_tools_file(path).schemas["book_table"] == schema
+
+
+def test_litellm_raw_choices_are_read_as_literals_only(tmp_path):
+    from traceladder.conventions.frameworks.litellm import raw_choice_calls
+
+    marker = tmp_path / "ran"
+    call = "{'id': 'call_1', 'function': {'arguments': '{}', 'name': 'x'}, 'type': 'function'}"
+    good = f"[{{'message': {{'role': 'assistant', 'tool_calls': [{call}]}}}}]"
+    assert [(s.name, s.call_id, s.args) for s in raw_choice_calls({"llm.openai.choices": good})] == [
+        ("x", "call_1", "{}")
+    ]
+    evil = f"[{{'message': {{'tool_calls': [{call}], 'x': open({str(marker)!r}, 'w').write('1')}}}}]"
+    assert raw_choice_calls({"llm.openai.choices": evil}) == []
+    assert not marker.exists()

@@ -41,6 +41,7 @@ _BUILTIN = (
     "traceladder.conventions.frameworks.google_adk",
     "traceladder.conventions.frameworks.pydantic_ai",
     "traceladder.conventions.frameworks.openai_responses",
+    "traceladder.conventions.frameworks.litellm",
 )
 
 
