@@ -92,7 +92,7 @@ def load_tools_file(path: Path) -> SchemaRegistry:
         document = json.loads(read_input(path, "--tools file", LIMITS["--tools file"]).decode("utf-8"))
         schemas: dict[str, Any] = {}
         for tool in _definitions(document):
-            found = parameters_of(tool)  # OpenAI's, Anthropic's, MCP's or Bedrock's key
+            found = parameters_of(dict(tool))  # OpenAI's, Anthropic's, MCP's or Bedrock's key
             schema = _EMPTY_OBJECT if found is None else found
             problem = _usable(tool["name"], schema)
             if problem:
