@@ -22,6 +22,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import wire_protocols
+
 RESPONSE_MODEL = "gpt-4o-mini-2024-07-18"
 CREATED = 1760000000  # fixed, so response bodies are byte-identical between captures
 
@@ -218,6 +220,8 @@ class ScriptedModelServer:
             def do_POST(self) -> None:  # noqa: N802 - stdlib name
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if wire_protocols.serve(self, server, raw):  # another provider's protocol (its module)
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(
                         404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}

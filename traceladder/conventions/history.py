@@ -145,6 +145,7 @@ class Histories:
         return found
 
     def _bind_ordered(self, messages: list[Message], llm: LLMSpan, before: list[Slot]) -> None:
+        messages = _rejoined(messages, before)
         turns = [(i, m) for i, m in enumerate(messages) if isinstance(m, Turn)]
         bound: dict[int, Slot] = {}
         used: set[int] = set()
@@ -256,6 +257,38 @@ def _holds_turns(history: History) -> bool:
     The first request's history is read whenever it may: what it holds says which calls were made
     before the trace began, and those must not be counted as this trace's."""
     return history.assistant_turns is None or history.assistant_turns() > 0
+
+
+def _rejoined(messages: list[Message], before: list[Slot]) -> list[Message]:
+    """Consecutive assistant turns with no tool result between them, joined into one where they
+    are one response written back as one message per call (the OpenAI Agents SDK on the Responses
+    API lists each `function_call` item of a parallel pair as its own assistant message): only
+    when the joined turn matches a response and its parts, on their own, do not all match one.
+    (A producer whose tool messages are not read also shows consecutive turns: those stay apart.)"""
+    out: list[Message] = []
+    run: list[Turn] = []
+
+    def flush() -> None:
+        if len(run) > 1:
+            joined = Turn(
+                [c for t in run for c in t.calls], next((t.record_id for t in run if t.record_id), None)
+            )
+            alone = all(any(s.compatible(t) for s in before) for t in run)
+            if not alone and any(s.compatible(joined) for s in before):
+                out.append(joined)
+                run.clear()
+                return
+        out.extend(run)
+        run.clear()
+
+    for message in messages:
+        if isinstance(message, Turn):
+            run.append(message)
+        else:
+            flush()
+            out.append(message)
+    flush()
+    return out
 
 
 def _set_result(call: Call, result: str | None) -> None:

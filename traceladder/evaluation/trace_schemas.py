@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from traceladder.conventions.sightings import parameters_of
 from traceladder.errors import UserError
 from traceladder.evaluators.schema import SchemaRegistry
 from traceladder.evaluators.untrusted_schema import schema_problem
@@ -85,14 +86,16 @@ def _definitions(document: Any) -> Iterable[Mapping[str, Any]]:
 
 def read_tools_file(path: Path) -> list[Mapping[str, Any]]:
     """`--tools FILE`: OpenAI-format tool definitions (`[{"type": "function", "function": {...}}]`,
-    an object with a `tools` array, or bare `{"name", "parameters"}` objects), each function
+    an object with a `tools` array, or bare `{"name", "parameters"}` objects; the schema may also
+    be Anthropic's `input_schema` or MCP's `inputSchema`, never silently ignored), each function
     object checked (a usable schema; `parameters` defaults to any object). A file that cannot be
     read, or holds none, is a `UserError`."""
     try:
         document = json.loads(read_input(path, "--tools file", LIMITS["--tools file"]).decode("utf-8"))
         tools: list[Mapping[str, Any]] = []
         for tool in _definitions(document):
-            schema = tool.get("parameters", _EMPTY_OBJECT)
+            found = parameters_of(dict(tool))  # OpenAI's, Anthropic's, MCP's or Bedrock's key
+            schema = _EMPTY_OBJECT if found is None else found
             problem = _usable(tool["name"], schema)
             if problem:
                 raise ValueError(problem)

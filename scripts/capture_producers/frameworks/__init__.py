@@ -80,7 +80,7 @@ class FrameworkConfig:
 
 _MODULES: list[str] = [
     "openai_agents", "mcp_tools", "langgraph_agent", "smolagents_agent", "crewai_agent",
-    "pydanticai", "strands_agents", "google_adk",
+    "pydanticai", "strands_agents", "google_adk", "openai_agents_responses", "anthropic_messages", "litellm_agent",
 ]  # fmt: skip
 
 

@@ -1,0 +1,52 @@
+"""Units of the readers added for the producers of issue 32 (their fixtures are tested call by
+call in test_frameworks.py / test_producers_next.py): what they refuse to read."""
+
+from __future__ import annotations
+
+import json
+
+from traceladder.conventions.frameworks.openai_responses import constructor_repr
+
+
+def test_a_pydantic_repr_is_read_as_literals_and_nothing_in_it_runs(tmp_path):
+    marker = tmp_path / "ran"
+    text = (
+        f"ResponseFunctionToolCall(arguments='{{}}', call_id='call_1', name='x', "
+        f"status=open({str(marker)!r}, 'w').write('1'), caller=None)"
+    )
+    assert constructor_repr(text) == (
+        "ResponseFunctionToolCall",
+        {"arguments": "{}", "call_id": "call_1", "name": "x", "caller": None},
+    )
+    assert not marker.exists()
+
+
+def test_what_is_not_a_constructor_repr_is_nothing():
+    for text in ["{'a': 1}", "lower(a=1)", "Foo(a=1", "Foo.bar(a=1)", 42, None, "X(" + "a" * 10]:
+        assert constructor_repr(text) is None, text
+    assert constructor_repr("Foo(1, a=2)") == ("Foo", {"a": 2})  # positional values are dropped
+
+
+def test_a_tools_file_in_anthropic_format_gives_its_input_schema(tmp_path):
+    """`--tools` with Anthropic's definitions (what `anthropic-*` requests send): the schema is
+    `input_schema`; read as no schema, every call would pass rung 1."""
+    from traceladder.evaluation.trace_schemas import load_tools_file
+
+    schema = {"type": "object", "properties": {"party_size": {"type": "integer"}}, "required": ["party_size"]}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"name": "book_table", "description": "Book.", "input_schema": schema}]))
+    assert load_tools_file(path).schemas["book_table"] == schema
+
+
+def test_litellm_raw_choices_are_read_as_literals_only(tmp_path):
+    from traceladder.conventions.frameworks.litellm import raw_choice_calls
+
+    marker = tmp_path / "ran"
+    call = "{'id': 'call_1', 'function': {'arguments': '{}', 'name': 'x'}, 'type': 'function'}"
+    good = f"[{{'message': {{'role': 'assistant', 'tool_calls': [{call}]}}}}]"
+    assert [(s.name, s.call_id, s.args) for s in raw_choice_calls({"llm.openai.choices": good})] == [
+        ("x", "call_1", "{}")
+    ]
+    evil = f"[{{'message': {{'tool_calls': [{call}], 'x': open({str(marker)!r}, 'w').write('1')}}}}]"
+    assert raw_choice_calls({"llm.openai.choices": evil}) == []
+    assert not marker.exists()
