@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NamedTuple
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 import pyarrow as pa
