@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from traceladder.errors import StoreBusy, StoreError, first_line
+from traceladder.storage.compression import compress_spans
 from traceladder.storage.migrations import MIGRATIONS
 from traceladder.storage.store_file import blocks_past_end, check_blocks_present, check_store_path, damaged
 
@@ -78,6 +79,8 @@ class Store:
         # keeps every committed batch durable in between.
         self.conn.execute("SET checkpoint_threshold = '64MB'")
         self._migrate(applied)
+        with self.lock:
+            compress_spans(self.conn)  # once per store: its wide JSON columns with zstd
         # Only one process can hold the file for writing, so a run still marked running
         # belongs to a process that died (Ctrl-C handled elsewhere; this is kill -9).
         self.execute(
