@@ -126,6 +126,15 @@ def test_a_span_repeated_in_a_batch_or_already_stored_is_stored_once_the_first_k
             store, spans=batch(_span("1" * 16, "resent"), _span("2" * 16, "new"), _span("2" * 16, "twice"))
         )
         assert counts.spans == 1
+        counts = write_batch(
+            store,
+            spans=batch(
+                _span("3" * 16, "third"), _span("2" * 16, "stored"), _span("3" * 16, "repeat"),
+                _span("4" * 16, "fourth"), _span("4" * 16, "repeat"), _span("5" * 16, "fifth"),
+            ),
+        )  # fmt: skip
+        assert counts.spans == 3
         rows = store.fetchall("SELECT span_id, name FROM spans ORDER BY span_id")
-        assert store.fetchall("SELECT spans FROM traces") == [(2,)]
-    assert rows == [("1" * 16, "first"), ("2" * 16, "new")]
+        assert store.fetchall("SELECT spans FROM traces") == [(5,)]
+    assert rows == [("1" * 16, "first"), ("2" * 16, "new"), ("3" * 16, "third"), ("4" * 16, "fourth"),
+                    ("5" * 16, "fifth")]  # fmt: skip

@@ -109,7 +109,7 @@ def new_spans(spans: pa.Table, stored: pa.Table) -> pa.Table:
             .aggregate([("row", "min")])
             .column("row_min")
         )
-        spans = spans.take(pc.sort_indices(first))
+        spans = spans.take(pc.take(first, pc.sort_indices(first)))  # the first rows, in batch order
         keys = _span_keys(spans)
     if stored.num_rows:
         spans = spans.filter(pc.invert(pc.is_in(keys, value_set=_span_keys(stored).combine_chunks())))
