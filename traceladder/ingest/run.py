@@ -9,6 +9,8 @@ Bounded memory, whatever the size of the input: files are read request by reques
 group (`group_bytes` of JSON) at a time, written a batch at a time, and DuckDB's share is capped
 while ingesting (`INGEST_MEMORY`) — uncapped it keeps the blocks it wrote cached up to 80% of RAM,
 so the process grew with the file even though every batch had been written (decision 181).
+DuckDB checkpoints once per batch (`Store.checkpoint_every`): rows committed but not yet
+checkpointed stay in its memory, so a checkpoint per ingest would hold the whole input (decision 363).
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ BATCH_ROWS = 50_000
 # Decoded rows per transaction, however large each span is: agent spans carrying whole chat
 # histories are ~4 KB, so 50,000 of them held ~200 MB of Arrow plus DuckDB's copy.
 BATCH_BYTES = 64 << 20
-# DuckDB's share while ingesting: enough for a batch's insert and fold, the rest evicted.
-INGEST_MEMORY = "256MB"
+# DuckDB's share while ingesting: enough for a batch's insert and fold, the rest evicted (128 MB since
+# a batch's new spans are decided in Arrow: tests/ingest/test_ingest_memory.py measured, decision 363).
+INGEST_MEMORY = "128MB"
 # A batch that needs more (spans of megabytes each; DuckDB works 2,048 rows at a time) is written
 # again with each of these in turn (a trace with a 50 MB argument needs ~2.2 GB; "80%" is DuckDB's
 # own default): the cap bounds the cache, it must never fail an ingest.
@@ -179,7 +182,7 @@ def ingest(
                 found.clear()
 
     try:
-        with store.memory_limit(INGEST_MEMORY):
+        with store.memory_limit(INGEST_MEMORY), store.checkpoint_every(batch_bytes):
             for path in expand(list(paths)):
                 summary.files += 1
                 files.append(path)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from traceladder.errors import StoreBusy, StoreError, first_line
+from traceladder.storage.compression import compress_spans
 from traceladder.storage.migrations import MIGRATIONS
 from traceladder.storage.store_file import blocks_past_end, check_blocks_present, check_store_path, damaged
 
@@ -32,6 +33,10 @@ log = logging.getLogger(__name__)
 
 KNOWN_MIGRATIONS = tuple(name for name, _ in MIGRATIONS)
 DEFAULT_LOCK_WAIT_S = 30.0
+# Checkpoint less often than DuckDB's 16 MB default: span batches are large, and each checkpoint
+# rewrites row groups (measured: +27% write throughput at 64 MB). The WAL keeps every committed
+# batch durable in between.
+CHECKPOINT_BYTES = 64 << 20
 
 _HOLDER = re.compile(r"PID (\d+)")
 # Runs this process is executing right now. DuckDB lets one process open a file several times, so
@@ -73,11 +78,10 @@ class Store:
         applied = self._check_identity()
         if self.read_only:
             return
-        # Checkpoint less often than DuckDB's 16 MB default: span batches are large, and each
-        # checkpoint rewrites row groups (measured: +27% write throughput at 64 MB). The WAL
-        # keeps every committed batch durable in between.
-        self.conn.execute("SET checkpoint_threshold = '64MB'")
+        self.conn.execute(f"SET checkpoint_threshold = '{CHECKPOINT_BYTES}B'")
         self._migrate(applied)
+        with self.lock:
+            compress_spans(self.conn)  # once per store: its wide JSON columns with zstd
         # Only one process can hold the file for writing, so a run still marked running
         # belongs to a process that died (Ctrl-C handled elsewhere; this is kill -9).
         self.execute(
@@ -161,6 +165,20 @@ class Store:
             with self.lock:
                 self.conn.execute(f"SET memory_limit = '{before}'")
                 self.conn.execute(f"SET threads = {int(threads_before)}")
+
+    @contextmanager
+    def checkpoint_every(self, nbytes: int) -> Iterator[None]:
+        """DuckDB checkpoints once its log holds `nbytes` meanwhile (then `CHECKPOINT_BYTES` again).
+        Rows committed but not checkpointed stay in DuckDB's memory, so a bulk writer sets this to
+        what it commits at a time: one checkpoint per batch, and memory that does not grow with the
+        input (decision 363)."""
+        with self.lock:
+            self.conn.execute(f"SET checkpoint_threshold = '{int(nbytes)}B'")
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.conn.execute(f"SET checkpoint_threshold = '{CHECKPOINT_BYTES}B'")
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
