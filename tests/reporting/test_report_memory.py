@@ -8,7 +8,10 @@ jsonschema, the cost of the whole-document check before), so they are measured a
 batches: what grows with the run shows as well, in minutes instead of a quarter of an hour.
 The text report reads no result: its summary is a few SQL aggregates, whose joins with the
 per-trace tables run a partition of traces at a time under a small DuckDB cap (decision 350), so
-it is measured at 20k and 200k traces against what a batch of results costs JSON.
+it is measured at 20k and 200k traces against what a batch of results costs JSON. (The HTML page
+folds every result a batch at a time and keeps only the cases it shows, but still grows by ~0.27
+KB a trace — 321 → 370 MB from 20k to 200k: the temporary table of report positions every
+streamed format pages by lives in DuckDB's memory; decision 351.)
 """
 
 from __future__ import annotations
@@ -70,10 +73,11 @@ def test_a_streamed_report_does_not_grow_with_the_run(root, fmt):
     assert peaks[10 * BATCH_TRACES] - peaks[2 * BATCH_TRACES] < a_batch, peaks
 
 
-def test_the_text_report_does_not_grow_with_the_run(root):
-    small, large = _peak_mb(_store(root, 20_000), "text"), _peak_mb(_store(root, 200_000), "text")
+@pytest.mark.parametrize("fmt", ["text"])
+def test_the_summary_does_not_grow_with_the_run(root, fmt):
+    small, large = _peak_mb(_store(root, 20_000), fmt), _peak_mb(_store(root, 200_000), fmt)
     a_batch = _peak_mb(_store(root, BATCH_TRACES), "json") - _peak_mb(_store(root, 100), "json")
-    print(f"text peak RSS MB: 20k {small}, 200k {large}; a batch of results {a_batch}")
+    print(f"{fmt} peak RSS MB: 20k {small}, 200k {large}; a batch of results {a_batch}")
     assert a_batch > 0, a_batch
     assert large - small < a_batch, (small, large, a_batch)
 
