@@ -189,6 +189,7 @@ def test_a_long_table_keeps_what_did_not_pass(faulty):
     limit = failing + 5
     html = render_html(report, {}, generated_at="now", case_limit=limit)
     assert html.count('<tbody class="case"') == limit and f"The table shows {limit} of 72 traces" in html
+    assert f"at most {limit:,} (each with its evidence" in html  # the page states its cap
     assert html.count('data-verdict="PASS"') == limit - failing  # every non-PASS row is kept
     assert f'<dd id="count-cases">{report["summary"]["case_count"]}</dd>' in html  # the summary counts all
 

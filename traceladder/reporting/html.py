@@ -21,7 +21,8 @@ from traceladder import __version__
 from traceladder.evaluators.types import SCORED
 from traceladder.reporting import html_sections as sections
 from traceladder.reporting.html_cases import VERDICT_ICONS, case_table, filters
-from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of, row_order
+from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of
+from traceladder.reporting.html_digest import PageDigest
 from traceladder.reporting.html_exchange import prompts_block, system_prompts
 from traceladder.reporting.html_paired import paired_section
 from traceladder.reporting.html_suite import suite_section
@@ -60,13 +61,18 @@ def render_html(
     live: LiveContext | None = None,
     suite: Mapping[str, Any] | None = None,
     case_limit: int = CASE_LIMIT,
+    digest: PageDigest | None = None,
 ) -> str:
     """The page. `details`: per trace id, `spans`, `results` (tool result by ordinal), `final_text`,
     `conversation`; `paired`: the ComparisonV1 of the compared run (A) and this one (B), shown after
     `comparison`; `suite`: the runs of this run's suite (`storage.suite_runs.SuiteRuns` as a
-    mapping), for the trend across them."""
+    mapping), for the trend across them. `digest`: the page's figures over every result, folded
+    by a caller that streamed them (`report["results"]` then holds none); without it, they are
+    folded from `report["results"]`."""
     css, js = _asset("report.css"), _asset("report.js")
-    shown, hidden = row_order(report["results"], case_limit)
+    if digest is None:
+        digest = PageDigest.of(report, case_limit).add_all(report["results"])
+    shown, hidden = digest.shown()
     title = "live traces" if live else f"run {report['run'].get('run_id')}"
     embedded = {
         "schema": "traceladder.html/1",
@@ -85,10 +91,10 @@ def render_html(
         paired_section(paired) if paired else "",
         sections.trend(live.trend) if live else "",
         suite_section(suite, report["run"], list(report["summary"]["dimensions"])) if suite else "",
-        sections.ladder(report, where),
-        sections.rates(report),
-        sections.classes(report, where),
-        _cases(report, shown, hidden, details),
+        sections.ladder(report, digest, where),
+        sections.rates(report, digest),
+        sections.classes(report, digest, where),
+        _cases(shown, hidden, details, digest.limit),
     ]
     nav = "".join(
         f'<a href="#{a}">{t}</a>'
@@ -198,10 +204,7 @@ def _meta(report: Mapping[str, Any], live: LiveContext | None) -> str:
 
 
 def _cases(
-    report: Mapping[str, Any],
-    shown: Sequence[Mapping[str, Any]],
-    hidden: int,
-    details: Mapping[str, Mapping[str, Any]],
+    shown: Sequence[Mapping[str, Any]], hidden: int, details: Mapping[str, Mapping[str, Any]], limit: int
 ) -> str:
     options = {
         "verdict": [v for v in VERDICT_ICONS if any(c["verdict"] == v for c in shown)],
@@ -210,8 +213,9 @@ def _cases(
         "tool": distinct(t for row in index(shown) for t in row["tools"]),
     }
     note = (
-        f'<p class="note">The table shows {len(shown)} of {len(report["results"])} traces — every one that '
-        f"did not pass, then the first passing ones; the numbers above count all of them.</p>"
+        f'<p class="note" id="case-cap">The table shows {len(shown)} of {len(shown) + hidden} traces — every '
+        f"one that did not pass, then the first passing ones, at most {limit:,} (each with its evidence, "
+        "about 12 KB of page a trace); the numbers above count all of them.</p>"
         if hidden
         else ""
     )

@@ -16,6 +16,7 @@ from traceladder.evaluators import call_match
 from traceladder.evaluators.types import SCORED, VerdictValue
 from traceladder.live.stats import wilson
 from traceladder.reporting.build import result_name
+from traceladder.reporting.html_digest import PageDigest, case_tools
 
 
 @dataclass(frozen=True)
@@ -45,26 +46,13 @@ def case_name(case: Mapping[str, Any]) -> str:
     return result_name(case)
 
 
-def case_tools(case: Mapping[str, Any]) -> list[str]:
-    """Every tool the case expected or the model called, first appearance first."""
-    names = [g.get("tool") for g in case.get("golden") or []] + [
-        c.get("tool") for c in case.get("actual") or []
-    ]
-    return list(dict.fromkeys(str(n) for n in names if n is not None))
-
-
-def by_tool(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+def by_tool(report: Mapping[str, Any], digest: PageDigest) -> list[dict[str, Any]]:
     """Per tool: the scored cases that expected or called it, their rate, and how many failing
     cases a finding implicates it in (the report's `worst_tools`). Most failures first."""
-    scored: dict[str, list[bool]] = {}
-    for case in report["results"]:
-        if case["verdict"] in SCORED:
-            for tool in case_tools(case):
-                scored.setdefault(tool, []).append(case["verdict"] == VerdictValue.PASS)
     implicated = report["summary"].get("worst_tools") or {}
     rows = [
-        {"tool": tool, "rate": Rate(sum(v), len(v)), "implicated": implicated.get(tool, 0)}
-        for tool, v in scored.items()
+        {"tool": tool, "rate": Rate(passed, scored), "implicated": implicated.get(tool, 0)}
+        for tool, (passed, scored) in digest.tools.items()
     ]
     return sorted(rows, key=lambda r: (r["rate"].value if r["rate"].value is not None else 2, r["tool"]))
 
@@ -81,17 +69,11 @@ class LadderReach:
     total: int
 
 
-def ladder_reach(report: Mapping[str, Any]) -> LadderReach:
+def ladder_reach(report: Mapping[str, Any], digest: PageDigest) -> LadderReach:
     ladder = report["summary"].get("ladder") or []
-    top = max((r["rung"] for r in ladder), default=None)
-    names = tuple(r["name"] for r in ladder if r["rung"] == top)
-    reached = sum(
-        1
-        for case in report["results"]
-        if any(g["rung"] == top and g["status"] in ("pass", "fail") for g in case.get("rungs") or [])
-    )
-    unsettled = sum(1 for case in report["results"] if not case.get("settled_by"))
-    return LadderReach(top, names, reached, unsettled, len(report["results"]))
+    names = tuple(r["name"] for r in ladder if r["rung"] == digest.top_rung)
+    unsettled = sum(digest.unsettled.values())
+    return LadderReach(digest.top_rung, names, digest.reached_top, unsettled, digest.total)
 
 
 def argument_diffs(case: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -214,13 +196,3 @@ def index(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def distinct(values: Iterable[str | None]) -> list[str]:
     """Sorted, without empties: the options of a filter."""
     return sorted({v for v in values if v})
-
-
-def row_order(cases: Sequence[Mapping[str, Any]], limit: int) -> tuple[list[Mapping[str, Any]], int]:
-    """The cases the table shows: all of them up to `limit`; beyond it the ones that did not pass
-    first (they are what a reader opens the page for). Returns (shown, hidden count)."""
-    if len(cases) <= limit:
-        return list(cases), 0
-    ranked = sorted(range(len(cases)), key=lambda i: (cases[i]["verdict"] == VerdictValue.PASS, i))
-    keep = sorted(ranked[:limit])
-    return [cases[i] for i in keep], len(cases) - limit

@@ -4,7 +4,6 @@ and tool, failure classes, the comparison with another run, the trend per deploy
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +18,7 @@ from traceladder.reporting.html_data import (
     ladder_reach,
     rate_of,
 )
+from traceladder.reporting.html_digest import PageDigest
 from traceladder.reporting.html_svg import Bar, bars, rate_bar
 from traceladder.reporting.html_text import esc, pct, signed_pp, table, td
 from traceladder.reporting.judge_text import judge_sentence
@@ -31,33 +31,23 @@ def interval(rate: Rate) -> str:
     return "—" if ci is None else f"{pct(ci[0])}–{pct(ci[1])}"
 
 
-def not_evaluated(report: Mapping[str, Any], where: Mapping[str, int]) -> str:
+def not_evaluated(digest: PageDigest, where: Mapping[str, int]) -> str:
     """Once for the run: each rung that could not run on some traces, on how many (by verdict) and
     why — the note a PASS's explanation ends with, which the case table leaves off
     (`html_cases.shown_explanation`). Empty when every rung ran on every judged trace."""
-    traces: dict[str, list[str]] = {}
-    verdicts: dict[str, Counter[str]] = {}
-    reasons: dict[str, Counter[str]] = {}
-    for case in report["results"]:
-        for r in case.get("rungs") or ():
-            if r.get("status") == "not_evaluated":
-                traces.setdefault(r["name"], []).append(case_name(case))
-                verdicts.setdefault(r["name"], Counter())[case["verdict"]] += 1
-                reasons.setdefault(r["name"], Counter())[
-                    str(r.get("explanation") or "no reason recorded")
-                ] += 1
+    traces = digest.not_run
     if not traces:
         return ""
-    total = len(report["results"])
     items = []
-    for name, names in traces.items():
-        by_verdict = ", ".join(f"{n} {v}" for v, n in verdicts[name].most_common())
-        why = "; ".join(f"{esc(text)}" + (f" ({n})" if len(reasons[name]) > 1 else "")
-                        for text, n in reasons[name].most_common())  # fmt: skip
-        which = f": {links(names, where)}" if len(names) <= 8 else ""
+    for name, seen in traces.items():
+        by_verdict = ", ".join(f"{n} {v}" for v, n in seen.verdicts.most_common())
+        why = "; ".join(f"{esc(text)}" + (f" ({n})" if len(seen.reasons) > 1 else "")
+                        for text, n in seen.reasons.most_common())  # fmt: skip
+        count = seen.traces.count
+        which = f": {links(seen.traces.first, where)}" if count <= 8 else ""
         items.append(
             f'<li data-rung="{esc(name)}"><b>{esc(name)}</b> did not run on <b class="not-evaluated-count">'
-            f"{len(names)}</b> of {total} traces ({esc(by_verdict)}){which} — {why}</li>"
+            f"{count}</b> of {digest.total} traces ({esc(by_verdict)}){which} — {why}</li>"
         )
     return (
         '<div class="note" id="not-evaluated"><p>Rungs that could not run: a PASS of such a trace means '
@@ -67,16 +57,16 @@ def not_evaluated(report: Mapping[str, Any], where: Mapping[str, int]) -> str:
     )
 
 
-def ladder(report: Mapping[str, Any], where: Mapping[str, int] | None = None) -> str:
+def ladder(report: Mapping[str, Any], digest: PageDigest, where: Mapping[str, int] | None = None) -> str:
     rungs = report["summary"].get("ladder") or []
-    reach = ladder_reach(report)
+    reach = ladder_reach(report, digest)
     out = [
         '<section id="ladder"><h2>The cost ladder</h2><p>Each trace is settled by the cheapest rung that '
         "can: a FAIL by the first rung that fails, a PASS by the highest rung that ran. Schema and "
         "invariants share tier 1.</p>"
     ]
     if reach.top_rung is not None:
-        unsettled = Counter(c["verdict"] for c in report["results"] if not c.get("settled_by"))
+        unsettled = digest.unsettled
         why = esc(", ".join(f"{n} {v}" for v, n in unsettled.items()))
         top = f"{reach.top_rung} {esc(' / '.join(reach.top_names))}"
         out.append(
@@ -86,7 +76,7 @@ def ladder(report: Mapping[str, Any], where: Mapping[str, int] | None = None) ->
                if reach.unsettled else "")
             + ".</p>"
         )  # fmt: skip
-    out.append(not_evaluated(report, where or {}))
+    out.append(not_evaluated(digest, where or {}))
     judge = report["summary"].get("judge")
     if judge:
         out.append(f'<p class="note" id="judge">{esc(judge_sentence(judge))}</p>')
@@ -130,9 +120,9 @@ def _rate_table(first: str, rows: Sequence[tuple[str, Rate, Sequence[Any]]], ext
     return table((first, "scored", "✓ passed", "pass rate", "95% interval", *extra), body)
 
 
-def rates(report: Mapping[str, Any]) -> str:
+def rates(report: Mapping[str, Any], digest: PageDigest) -> str:
     dims = [(d, rate_of(b), b) for d, b in report["summary"]["dimensions"].items()]
-    tools = by_tool(report)
+    tools = by_tool(report, digest)
     out = ['<section id="rates"><h2>Pass rate by dimension and by tool</h2>']
     if dims:
         title = "pass rate by dimension, with 95% intervals"
@@ -158,13 +148,15 @@ def rates(report: Mapping[str, Any]) -> str:
     return "".join(out) + "</section>"
 
 
-def links(names: Sequence[str], where: Mapping[str, int], limit: int = 8) -> str:
-    """Case names, each a link to its row when the table shows it."""
+def links(names: Sequence[str], where: Mapping[str, int], limit: int = 8, count: int | None = None) -> str:
+    """Case names, each a link to its row when the table shows it; `count`: how many names the
+    list has in all, when `names` holds only its first ones."""
+    count = len(names) if count is None else count
     shown = [f'<a href="#case-{where[n]}">{esc(n)}</a>' if n in where else esc(n) for n in names[:limit]]
-    return ", ".join(shown) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    return ", ".join(shown) + (f" and {count - limit} more" if count > limit else "")
 
 
-def classes(report: Mapping[str, Any], where: Mapping[str, int]) -> str:
+def classes(report: Mapping[str, Any], digest: PageDigest, where: Mapping[str, int]) -> str:
     taxonomy = report["summary"]["taxonomy_counts"]
     out = '<section id="classes"><h2>Failure classes</h2>'
     if not taxonomy:
@@ -172,12 +164,10 @@ def classes(report: Mapping[str, Any], where: Mapping[str, int]) -> str:
     total = sum(taxonomy.values())
     chart = [Bar(str(c), [(n, "fail", f"{n} failing traces")], f"{n} ({n / total:.0%} of FAILs)")
              for c, n in taxonomy.items()]  # fmt: skip
-    cases: dict[str, list[str]] = {}
-    for c in report["results"]:
-        if c["verdict"] == VerdictValue.FAIL:
-            cases.setdefault(str(c.get("taxonomy")), []).append(case_name(c))
+    cases = digest.fail_cases
     rows = (
-        f"<tr>{td(esc(c))}{td(n, 'num')}{td(links(cases.get(str(c), []), where))}</tr>"
+        f"<tr>{td(esc(c))}{td(n, 'num')}"
+        f"{td(links(cases[str(c)].first, where, count=cases[str(c)].count) if str(c) in cases else '')}</tr>"
         for c, n in taxonomy.items()
     )
     chart_html = bars(chart, title="failing traces by dominant failure class")

@@ -18,14 +18,13 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import duckdb
 
 from traceladder.errors import UserError
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.readers import RunRows, dict_rows, json_or_none, request_notes
-
-if TYPE_CHECKING:
-    import duckdb
 
 BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
 _ORDER = "case_id, repeat_index, trace_id"  # report order
@@ -137,40 +136,46 @@ _CLASS_CASES = """
 SELECT failure_class, list(DISTINCT coalesce(case_id, trace_id) ORDER BY coalesce(case_id, trace_id))
 FROM scoped WHERE verdict = 'FAIL' AND failure_class IS NOT DISTINCT FROM $cls GROUP BY 1
 """
+# The per-trace tables (findings, rung_results) are joined with the scope one partition of its
+# traces at a time (`part_traces`: trace_id, verdict; `_PARTITION_TRACES` a partition): a join's
+# hash table holds the partition's trace ids, so the summary's memory does not grow with the run
+# (decision 350). Every figure below is additive over partitions of traces.
+#
 # The tools findings of FAIL traces name, by FAIL traces (`$known`: only these tool names; NULL:
 # any). A finding without a tool (a rung-3 order problem) implicates none.
 _TOOLS = """
 SELECT f.tool, count(DISTINCT f.trace_id) FROM findings f
-SEMI JOIN (SELECT trace_id FROM scoped WHERE verdict = 'FAIL') s USING (trace_id)
+SEMI JOIN (SELECT trace_id FROM part_traces WHERE verdict = 'FAIL') s USING (trace_id)
 WHERE coalesce(f.tool, '') <> '' AND ($known IS NULL OR list_contains($known, f.tool))
 GROUP BY 1
 """
-# Each named rung score's mean over the PASS and FAIL traces, in ladder order, each rung's keys in
-# the order its rows store them.
+# Each named rung score's sum and count over the PASS and FAIL traces, with where the rung and the
+# key come in ladder order (its rung number, the key's position in the rows that store it).
 _SCORES = """
-SELECT rung_name, key, avg(value) FROM (
+SELECT rung_name, key, sum(value), count(value), min(rung), min(pos) FROM (
     SELECT rung, rung_name, unnest(map_keys(scores)) AS key, unnest(map_values(scores)) AS value,
            generate_subscripts(map_keys(scores), 1) AS pos
-    FROM rung_results SEMI JOIN (SELECT trace_id FROM scoped WHERE verdict IN ('PASS', 'FAIL')) s
+    FROM rung_results SEMI JOIN (SELECT trace_id FROM part_traces WHERE verdict IN ('PASS', 'FAIL')) s
         USING (trace_id)
     WHERE scores IS NOT NULL
 )
 WHERE value IS NOT NULL
 GROUP BY rung_name, key
-ORDER BY min(rung), rung_name, min(pos), key
 """
 _SETTLED_AT = (
     "SELECT coalesce(settled_at::VARCHAR, 'None'), count(*) FROM scoped WHERE verdict = 'FAIL' GROUP BY 1"
 )
 _LADDER = """
-SELECT rung_name, min(rung), status, count(*) FROM rung_results SEMI JOIN scope_traces USING (trace_id)
+SELECT rung_name, min(rung), status, count(*) FROM rung_results SEMI JOIN part_traces USING (trace_id)
 GROUP BY rung_name, status
 """
 _SETTLED = "SELECT settled_by, verdict, count(*) FROM scoped WHERE settled_by IS NOT NULL GROUP BY ALL"
-_JUDGE_STATUSES = """
-SELECT status, count(*) FROM rung_results SEMI JOIN scope_traces USING (trace_id)
-WHERE rung_name = $name GROUP BY 1
-"""
+_PARTITION_TRACES = 50_000
+# DuckDB's cap while the partitions are joined: blocks a join reads stay cached up to the cap, so
+# under the command's 64 MB the cache grew with the tables (~30 MB more at 200k traces than at
+# 20k); a partition's join fits in 16 MB. A join that does not (very long trace ids) is counted
+# again at the command's cap: slower in memory, never a wrong figure.
+_SUMMARY_MEMORY = "16MB"
 # Rung 5's figures: what the judge decided per outcome, and what the charged ones (judged or
 # error) cost. `priced` is false when a charged judgment with tokens has no price.
 _JUDGMENTS = """
@@ -216,7 +221,7 @@ def aggregates(
         classes = [(c, int(n)) for c, n in rows(_CLASSES)]
         ranked = sorted(classes, key=lambda kv: (-kv[1], str(kv[0])))[:top]
         class_cases = {cls: list(rows(_CLASS_CASES, {"cls": cls})[0][1]) for cls, _ in ranked}
-        known = list(known_tools) or None
+        tools, scores, ladder = _per_trace_figures(conn, len(scope), list(known_tools) or None)
         judged = rows(_JUDGMENTS)[0]
         names = ("survivors", "cache_hits", "errors", "over_budget", "no_answer", "judge_calls",
                  "input_tokens", "output_tokens", "priced", "cost_usd", "models")  # fmt: skip
@@ -249,12 +254,12 @@ def aggregates(
             ],
             classes=classes,
             class_cases=class_cases,
-            tools=[(t, int(n)) for t, n in rows(_TOOLS, {"known": known})],
-            scores=[(r, k, float(m)) for r, k, m in rows(_SCORES)],
+            tools=tools,
+            scores=scores,
             settled_at=[(s, int(n)) for s, n in rows(_SETTLED_AT)],
-            ladder=[(name, int(rung), status, int(n)) for name, rung, status, n in rows(_LADDER)],
+            ladder=ladder,
             settled=[(name, v, int(n)) for name, v, n in rows(_SETTLED)],
-            judge_statuses={s: int(n) for s, n in rows(_JUDGE_STATUSES, {"name": judge_rung})},
+            judge_statuses={status: n for name, _, status, n in ladder if name == judge_rung},
             judgments=judgments,
             failing=failing,
             failing_count=int(
@@ -262,6 +267,55 @@ def aggregates(
             ),
             evaluator_version=version[0][0] if version else None,
         )
+
+
+def _per_trace_figures(
+    conn: duckdb.DuckDBPyConnection, size: int, known: list[str] | None
+) -> tuple[list[tuple[str, int]], list[tuple[str, str, float]], list[tuple[str, int, str, int]]]:
+    """(tools, scores, ladder) of `Aggregates`, summed over partitions of the scope's traces (by
+    a hash of the trace id), each joined with `findings` / `rung_results` on its own."""
+    before = conn.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    conn.execute(f"SET memory_limit = '{_SUMMARY_MEMORY}'")
+    try:
+        return _partitioned(conn, size, known)
+    except duckdb.OutOfMemoryException:
+        conn.execute(f"SET memory_limit = '{before}'")
+        return _partitioned(conn, size, known)
+    finally:
+        conn.execute(f"SET memory_limit = '{before}'")
+
+
+def _partitioned(
+    conn: duckdb.DuckDBPyConnection, size: int, known: list[str] | None
+) -> tuple[list[tuple[str, int]], list[tuple[str, str, float]], list[tuple[str, int, str, int]]]:
+    parts = max(1, -(-size // _PARTITION_TRACES))
+    tools: dict[str, int] = {}
+    scores: dict[tuple[str, str], list[Any]] = {}  # sum, count, rung, position
+    ladder: dict[tuple[str, str], list[int]] = {}  # rung, traces
+    for part in range(parts):
+        conn.execute(
+            "CREATE OR REPLACE TEMP VIEW part_traces AS SELECT trace_id, verdict FROM scoped"
+            + (f" WHERE hash(trace_id) % {parts} = {part}" if parts > 1 else "")
+        )
+        try:
+            for tool, n in conn.execute(_TOOLS, {"known": known}).fetchall():
+                tools[tool] = tools.get(tool, 0) + int(n)
+            for name, key, total, n, rung, pos in conn.execute(_SCORES).fetchall():
+                seen = scores.setdefault((name, key), [0.0, 0, rung, pos])
+                seen[0] += total
+                seen[1] += n
+                seen[2], seen[3] = min(seen[2], rung), min(seen[3], pos)
+            for name, rung, status, n in conn.execute(_LADDER).fetchall():
+                count = ladder.setdefault((name, status), [rung, 0])
+                count[0], count[1] = min(count[0], rung), count[1] + int(n)
+        finally:
+            conn.execute("DROP VIEW IF EXISTS part_traces")
+    ordered = sorted(scores.items(), key=lambda kv: (kv[1][2], kv[0][0], kv[1][3], kv[0][1]))
+    return (
+        list(tools.items()),
+        [(name, key, float(total / n)) for (name, key), (total, n, _, _) in ordered],
+        [(name, int(rung), status, n) for (name, status), (rung, n) in ladder.items()],
+    )
 
 
 def run_verdict_counts(store: Store, run_id: str) -> dict[str, int]:

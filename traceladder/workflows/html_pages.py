@@ -8,6 +8,7 @@ and final answer (`storage.trace_detail`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,14 +19,24 @@ from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.live.trend import Trend, label, trend
 from traceladder.reporting.comparison import compare_sides
 from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
-from traceladder.reporting.html_data import compare, row_order
+from traceladder.reporting.html_data import compare
+from traceladder.reporting.html_digest import PageDigest
+from traceladder.schemas import SchemaViolation
 from traceladder.storage.db import Store
 from traceladder.storage.run_report import scope_of_traces
 from traceladder.storage.runs import run_info
 from traceladder.storage.suite_runs import suite_runs
 from traceladder.storage.trace_detail import live_window, trace_details
 from traceladder.workflows.compare_runs import NotComparable, check_same_suite
-from traceladder.workflows.report_files import check_report, load_report, report_of, whole
+from traceladder.workflows.report_files import (
+    RunReport,
+    check_head,
+    check_report,
+    checked_result,
+    load_report,
+    open_report,
+    report_of,
+)
 
 
 def html_path_for(db: Path, name: str) -> Path:
@@ -37,10 +48,28 @@ def _stamp(now: datetime) -> str:
     return now.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _details(store: Store, report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    shown, _ = row_order(report["results"], CASE_LIMIT)
+def _details(store: Store, shown: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     found = trace_details(store, [c["trace_id"] for c in shown])
     return {trace_id: asdict(detail) for trace_id, detail in found.items()}
+
+
+def _streamed(opened: RunReport) -> tuple[dict[str, Any], PageDigest]:
+    """The page's report — the run block and summary, and only the results the page shows, each
+    validated — and its digest of every result, read a batch at a time (issue 36): a page of any
+    run holds at most twice `CASE_LIMIT` results."""
+    check_head(opened.head)
+    digest = PageDigest.of(opened.head, CASE_LIMIT)
+    for batch in opened.result_batches():
+        digest.add_all(batch)
+    if digest.total != opened.head["summary"]["case_count"]:
+        raise SchemaViolation(
+            f"refusing to write an invalid ReportV1: summary: case_count "
+            f"{opened.head['summary']['case_count']} but {digest.total} results"
+        )
+    shown, _ = digest.shown()
+    for index, result in enumerate(shown):
+        checked_result(dict(result), index)
+    return {**opened.head, "results": shown}, digest
 
 
 def run_page(
@@ -53,18 +82,22 @@ def run_page(
         raise UserError(
             f"--compare names the run being reported ({run_id}); name another run to compare with"
         )
-    report = load_report(store, run_id)
-    check_report(report)  # the page renders a valid ReportV1 or nothing
-    comparison = paired = None
-    if compare_run:
+    comparison = paired = digest = None
+    if compare_run:  # the flips are found across every result of both runs: both in memory
+        report = load_report(store, run_id)
+        check_report(report)  # the page renders a valid ReportV1 or nothing
         other = load_report(store, compare_run)
         comparison = compare(report, other)
         paired = paired_comparison(store, compare_run, run_id, other, report)
+        digest = PageDigest.of(report, CASE_LIMIT).add_all(report["results"])
+    else:
+        report, digest = _streamed(open_report(store, run_id))
     cases_hash = (report["run"].get("input_hashes") or {}).get("cases")
     suite = asdict(suite_runs(store, cases_hash)) if cases_hash else None
     when = _stamp(now or datetime.now(UTC))
+    details = _details(store, digest.shown()[0])
     return render_html(
-        report, _details(store, report), generated_at=when, comparison=comparison, paired=paired, suite=suite
+        report, details, generated_at=when, comparison=comparison, paired=paired, suite=suite, digest=digest
     )
 
 
@@ -95,8 +128,7 @@ def live_page(store: Store, *, hours: float = DEFAULT_LIVE_HOURS, now: datetime 
     # Not a run: the window names itself, so the report block is still a valid ReportV1's.
     run = {"run_id": f"live-since-{since:%Y%m%dT%H%M%S}", "model": None, "status": "live",
            "started_at": since.isoformat()}  # fmt: skip
-    report = whole(report_of(store, scope_of_traces(store, window.trace_ids), run))
-    check_report(report)
+    report, digest = _streamed(report_of(store, scope_of_traces(store, window.trace_ids), run))
     context = LiveContext(
         since=since.strftime("%Y-%m-%d %H:%M"),
         hours=hours,
@@ -104,7 +136,8 @@ def live_page(store: Store, *, hours: float = DEFAULT_LIVE_HOURS, now: datetime 
         models=window.models,
         trend=_trend_rows(trend(store, by="version")) if "trend_by_version" in store.tables() else [],
     )
-    return render_html(report, _details(store, report), generated_at=_stamp(now), live=context)
+    details = _details(store, report["results"])
+    return render_html(report, details, generated_at=_stamp(now), live=context, digest=digest)
 
 
 def _trend_rows(result: Trend) -> list[dict[str, Any]]:

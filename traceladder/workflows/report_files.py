@@ -141,15 +141,21 @@ def checked_results(opened: RunReport) -> Iterator[tuple[dict[str, Any], str]]:
     index = 0
     for batch in opened.result_batches():
         for result in batch:
-            text = json.dumps(result, ensure_ascii=False, indent=2, default=str)
-            require_valid_part("ReportV1", "result", json.loads(text), f"results/{index}")
+            yield result, checked_result(result, index)
             index += 1
-            yield result, text
     expected = opened.head["summary"]["case_count"]
     if index != expected:
         raise SchemaViolation(
             f"refusing to write an invalid ReportV1: summary: case_count {expected} but {index} results"
         )
+
+
+def checked_result(result: dict[str, Any], index: int) -> str:
+    """The JSON text of one result (indented as in the whole document), once it is known to be a
+    valid ReportV1 result (the parsed-back text); `index` is its place among the results."""
+    text = json.dumps(result, ensure_ascii=False, indent=2, default=str)
+    require_valid_part("ReportV1", "result", json.loads(text), f"results/{index}")
+    return text
 
 
 def json_chunks(opened: RunReport) -> Iterator[str]:
