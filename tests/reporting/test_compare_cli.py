@@ -97,7 +97,7 @@ def test_text_output_states_the_test_and_the_flips(store):
     assert "b=6 (A pass, B fail), c=0 (A fail, B pass)" in out and "p=0.03125" in out
     assert "conclusion: B is significantly worse than A" in out
     assert re.search(r"fc-d1-002 +D1 +PASS → FAIL +PARAM_HALLUCINATED_ID", out)
-    assert re.search(r"^D1 +100\.0% \(3/3\) \[43\.8%, 100\.0%\] +33\.3% \(1/3\)", out, re.M)
+    assert re.search(r"^D1 tool selection +100\.0% \(3/3\) \[43\.8%, 100\.0%\] +33\.3% \(1/3\)", out, re.M)
     # a stricter alpha: the same numbers, not significant, exit 0
     strict = _compare(db, ids["oracle"], ids["faulty"], "--alpha", "0.03")
     assert strict.returncode == 0 and "conclusion: no significant difference" in strict.stdout

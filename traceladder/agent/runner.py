@@ -148,7 +148,7 @@ def run_suite(
     if options.resume:
         mark_running(store, run_id)
     else:
-        _create_run(store, run_id, choice, config, hashes, path, selected, repeat, domain.name)
+        _create_run(store, run_id, choice, config, hashes, path, selected, repeat, domain)
     exporter = DuckDBSpanExporter(store)
     provider = make_tracer_provider(exporter, id_generator=id_generator, extra_exporters=extra_exporters)
     tracer = provider.get_tracer(TRACER_NAME)
@@ -409,14 +409,21 @@ def stored_run(store: Store, run_id: str) -> tuple[dict[str, Any], str | None] |
 
 def _create_run(
     store: Store, run_id: str, choice: ModelChoice, config: AgentConfig, hashes: dict[str, str],
-    suite: Path, selected: list[Case], repeat: int, domain: str,
+    suite: Path, selected: list[Case], repeat: int, domain: Domain,
 ) -> None:  # fmt: skip
     endpoint = endpoint_for(choice)
-    selection = {"case_ids": [c.id for c in selected], "repeat": repeat}
     create_run(store, NewRun(
-        run_id, suite.name, domain, choice.model, endpoint.provider, endpoint.host, config.recorded(), hashes,
-        selection, len(selected) * repeat,
+        run_id, suite.name, domain.name, choice.model, endpoint.provider, endpoint.host, config.recorded(),
+        hashes, run_selection([c.id for c in selected], repeat, domain), len(selected) * repeat,
     ))  # fmt: skip
+
+
+def run_selection(case_ids: Sequence[str], repeat: int, domain: Domain) -> dict[str, Any]:
+    """What a new run records as its selection: the case ids, the repeat count, and the names its
+    suite gives its dimensions (`D1` → "tool selection" in the shipped suite, "when to call" in a
+    recorded one), so a report names them even where the domain cannot be loaded again."""
+    names = dict(domain.suite.dimensions) if domain.suite else {}
+    return {"case_ids": list(case_ids), "repeat": repeat, "dimension_names": names}
 
 
 def _resumable(store: Store, run_id: str, model: str, hashes: dict[str, str]) -> tuple[str, dict[str, Any]]:

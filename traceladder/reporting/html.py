@@ -84,7 +84,14 @@ def render_html(
         sections.compare(comparison, where) if comparison else "",
         paired_section(paired) if paired else "",
         sections.trend(live.trend) if live else "",
-        suite_section(suite, report["run"], list(report["summary"]["dimensions"])) if suite else "",
+        suite_section(
+            suite,
+            report["run"],
+            list(report["summary"]["dimensions"]),
+            report["summary"].get("dimension_names"),
+        )
+        if suite
+        else "",
         sections.ladder(report, where),
         sections.rates(report),
         sections.classes(report, where),
