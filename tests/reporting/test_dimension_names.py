@@ -12,7 +12,12 @@ from pathlib import Path
 from conftest import cli, rows
 from recorded_traces import trace_spans, write_traces
 
-RETAIL = {"D1": "tool selection", "D2": "parameter fill", "D3": "when to call", "D4": "request/confirm chains"}
+RETAIL = {
+    "D1": "tool selection",
+    "D2": "parameter fill",
+    "D3": "when to call",
+    "D4": "request/confirm chains",
+}
 
 
 def run(db: Path, *args: str) -> str:
@@ -67,7 +72,11 @@ def test_a_recorded_suite_names_its_dimensions_as_it_declares_them(tmp_path):
     assert json.loads(stored[0][0]) == {"D1": "when to call", "D2": "selection/fill", "D3": "chain"}
 
     document = json.loads(report(db, first, "json"))
-    assert document["summary"]["dimension_names"] == {"D1": "when to call", "D2": "selection/fill", "D3": "chain"}
+    assert document["summary"]["dimension_names"] == {
+        "D1": "when to call",
+        "D2": "selection/fill",
+        "D3": "chain",
+    }
     text = report(db, first, "text")
     assert "D2 selection/fill" in text and "D3 chain" in text
     assert "tool selection" not in text  # the shipped suite's meaning of D1 is not this suite's

@@ -294,7 +294,8 @@ def test_chart_labels_are_never_cut(faulty):
     assert {f"{r['rung']} {r['name']}" for r in report["summary"]["ladder"]} <= labels
     assert (
         set(report["summary"]["taxonomy_counts"]) <= labels
-        and {f"{d} {report['summary']['dimension_names'][d]}" for d in report["summary"]["dimensions"]} <= labels
+        and {f"{d} {report['summary']['dimension_names'][d]}" for d in report["summary"]["dimensions"]}
+        <= labels
     )
 
 
