@@ -189,6 +189,14 @@ def new_selection(cases: Sequence[Case], options: RunOptions, domain: Domain) ->
     or more than MAX_CASE_RUNS case runs)."""
     dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
     selected = select_cases(cases, options.case_ids, options.dimensions, dimensions)
+    multi = [c.id for c in selected if c.multi_turn]
+    if multi:
+        # Validated, but not played yet: run as one request it would be judged against every
+        # turn's calls at once — a wrong verdict, so refused (docs/conversations.md).
+        raise UserError(
+            f"case {multi[0]} is a multi-turn case ({len(multi)} selected); `run` does not play "
+            "multi-turn cases yet — select single-turn cases with --case or --dimension"
+        )
     if len(selected) * options.repeat > MAX_CASE_RUNS:
         raise UserError(
             f"{len(selected)} cases × --repeat {options.repeat} is more than {MAX_CASE_RUNS} case runs; "
