@@ -114,7 +114,7 @@ def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(tmp_path: P
     body = comment.read_text()
     assert body in summary.read_text()
     assert f"Baseline `{old[0]}` (version `{v1[:12]}`) → run `{new}` (version `{v2[:12]}`)" in body
-    assert "| **pass rate** | 100.0% |" in body and "| D4 | 100.0% |" in body
+    assert "| **pass rate** | 100.0% |" in body and "| D4 request/confirm chains | 100.0% |" in body
     regressed = [line for line in body.splitlines() if line.startswith("| `fc-d4-")]
     assert regressed and all("| PASS | FAIL |" in line for line in regressed)
     assert f"**Flipped cases**: {len(regressed)} regressed, 0 improved." in body
