@@ -28,6 +28,7 @@ from traceladder.files import LIMITS, jsonl_lines, read_input
 if TYPE_CHECKING:  # cases never import domains at runtime: domains import their suite spec
     from traceladder.domain.base import Domain
 
+FORMAT_KEY = "schema"  # the key that names a record's format; absent for CaseV1
 VARIANT_SHARED = ("dimension", "category", "context", "golden", "negative", "skip", "skip_reason")
 
 
@@ -112,11 +113,11 @@ class SuiteValidator:
     # -- one record --------------------------------------------------------------------------
 
     def _record(self, r: dict[str, Any]) -> Iterator[tuple[str, str]]:
-        multi = "schema" in r
-        if multi and r["schema"] != MULTI_TURN_SCHEMA:
+        multi = FORMAT_KEY in r
+        if multi and r[FORMAT_KEY] != MULTI_TURN_SCHEMA:
             yield (
                 "schema",
-                f"{r['schema']!r} is not a case format (omit it for CaseV1, or {MULTI_TURN_SCHEMA!r})",
+                f"{r[FORMAT_KEY]!r} is not a case format (omit it for CaseV1, or {MULTI_TURN_SCHEMA!r})",
             )
             return
         fields = MULTI_TURN_FIELDS if multi else CASE_FIELDS
