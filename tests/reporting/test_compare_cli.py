@@ -97,7 +97,7 @@ def test_text_output_states_the_test_and_the_flips(store):
     assert "b=6 (A pass, B fail), c=0 (A fail, B pass)" in out and "p=0.03125" in out
     assert "conclusion: B is significantly worse than A" in out
     assert re.search(r"fc-d1-002 +D1 +PASS → FAIL +PARAM_HALLUCINATED_ID", out)
-    assert re.search(r"^D1 +100\.0% \(3/3\) \[43\.8%, 100\.0%\] +33\.3% \(1/3\)", out, re.M)
+    assert re.search(r"^D1 tool selection +100\.0% \(3/3\) \[43\.8%, 100\.0%\] +33\.3% \(1/3\)", out, re.M)
     # a stricter alpha: the same numbers, not significant, exit 0
     strict = _compare(db, ids["oracle"], ids["faulty"], "--alpha", "0.03")
     assert strict.returncode == 0 and "conclusion: no significant difference" in strict.stdout
@@ -181,6 +181,8 @@ def test_leaderboard_over_runs_of_one_suite(store):
     top = board["rows"][0]
     assert top["run_id"] == ids["oracle"] and top["rank"] == 1 and top["rate"] == 1.0
     assert board["dimensions"] == ["D1", "D2", "D3", "D4"]
+    assert board["dimension_names"] == {
+        "D1": "tool selection", "D2": "parameter fill", "D3": "when to call", "D4": "request/confirm chains"}  # fmt: skip
     faulty = next(r for r in board["rows"] if r["run_id"] == ids["faulty"])
     assert (faulty["passed"], faulty["scored"], faulty["agent_errors"]) == (2, 7, 1)
     assert faulty["dimensions"]["D1"]["rate"] == pytest.approx(1 / 3)
@@ -192,6 +194,7 @@ def test_leaderboard_over_runs_of_one_suite(store):
     text = cli("report", "--runs", *runs, "--db", str(db))
     assert text.returncode == 0 and re.search(r"^ 1 sim:oracle .* 100\.0%", text.stdout, re.M)
     assert "28.6%" in text.stdout and "tokens/case" in text.stdout
+    assert "D1 tool selection; D2 parameter fill; D3 when to call; D4 request/confirm chains" in text.stdout
 
 
 def test_leaderboard_refusals_exit_2(store):

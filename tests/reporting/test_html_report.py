@@ -294,7 +294,9 @@ def test_chart_labels_are_never_cut(faulty):
     } <= spans
     assert {f"{r['rung']} {r['name']}" for r in report["summary"]["ladder"]} <= labels
     assert (
-        set(report["summary"]["taxonomy_counts"]) <= labels and set(report["summary"]["dimensions"]) <= labels
+        set(report["summary"]["taxonomy_counts"]) <= labels
+        and {f"{d} {report['summary']['dimension_names'][d]}" for d in report["summary"]["dimensions"]}
+        <= labels
     )
 
 

@@ -114,7 +114,7 @@ def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(tmp_path: P
     body = comment.read_text()
     assert body in summary.read_text()
     assert f"Baseline `{old[0]}` (version `{v1[:12]}`) → run `{new}` (version `{v2[:12]}`)" in body
-    assert "| **pass rate** | 100.0% |" in body and "| D4 | 100.0% |" in body
+    assert "| **pass rate** | 100.0% |" in body and "| D4 request/confirm chains | 100.0% |" in body
     regressed = [line for line in body.splitlines() if line.startswith("| `fc-d4-")]
     assert regressed and all("| PASS | FAIL |" in line for line in regressed)
     assert f"**Flipped cases**: {len(regressed)} regressed, 0 improved." in body
@@ -130,3 +130,69 @@ def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(tmp_path: P
     assert flipped and all(c.startswith("fc-d4-") for c in flipped)
     text = cli("compare", old[0], new, "--db", str(db))
     assert f"agent_version ({v1[:12]} → {v2[:12]})" in text.stdout, text.stdout
+
+
+def test_baseline_init_locks_an_agent_from_three_runs_and_a_changed_version_fails_the_gate(
+    tmp_path: Path,
+) -> None:
+    """`baseline init --agent` runs the team's agent three times (as `run --agent` does), writes the
+    consistency record and the review, and prints the lock command; a changed version fails the
+    gate against the locked baseline and `compare` shows the flips with McNemar."""
+    repo = tmp_path / "agent"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "my_agent.py").write_text(V1)
+    _git(repo, "add", "my_agent.py")
+    _git(repo, "commit", "-qm", "v1")
+    v1 = _git(repo, "rev-parse", "HEAD")
+    lock_db, eval_dir = tmp_path / "lock.duckdb", tmp_path / "eval"
+    init = cli("baseline", "init", "--agent", "my_agent:run", "--model", "sim:oracle", "--dimension", "D4",
+               "--no-judge", "--db", str(lock_db), "--dir", str(eval_dir), cwd=repo)  # fmt: skip
+    assert init.returncode == 0, init.stderr[-2000:]
+    old = out_value(init, "run_ids").split(",")
+    assert len(old) == 3
+    assert rows(lock_db, "SELECT DISTINCT model, input_hashes->>'$.agent_version' FROM runs") == [
+        ("agent:my_agent:run", v1)
+    ]
+    last = init.stdout.strip().splitlines()[-1]
+    assert last.startswith(
+        f"next: nothing to review (run {old[0]} has no FAIL); lock it: traceladder baseline lock"
+    )
+    locked = cli(*last.split("lock it: traceladder ", 1)[1].split(), cwd=repo)
+    assert locked.returncode == 0, locked.stderr
+    baseline = json.loads((eval_dir / "baseline.json").read_text())
+    assert baseline["model"] == "agent:my_agent:run" and baseline["input_hashes"]["agent_version"] == v1
+
+    (repo / "my_agent.py").write_text(V2)
+    _git(repo, "commit", "-qam", "v2: answer confirmations in middleware")
+    v2 = _git(repo, "rev-parse", "HEAD")
+    pr_db = tmp_path / "pr.duckdb"
+    done = cli("run", "--agent", "my_agent:run", "--model", "sim:oracle", "--dimension", "D4", "--no-judge",
+               "--db", str(pr_db), cwd=repo)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    gate = cli(
+        "gate", "--db", str(pr_db), "--baseline", str(eval_dir / "baseline.json"), "--max-drop", "0.05"
+    )
+    assert gate.returncode == 1 and "gate failed" in gate.stdout + gate.stderr, gate.stdout + gate.stderr
+
+    new = _run(repo, lock_db)  # the changed version beside the three it is compared with
+    compare = cli("compare", ",".join(old), new, "--db", str(lock_db), "--format", "json")
+    assert compare.returncode == 1, compare.stderr  # B significantly worse
+    comparison = json.loads(compare.stdout)
+    assert comparison["differs"] == ["agent_version"] and comparison["mcnemar"]["b_worse"] is True
+    flipped = [f for f in comparison["flips"] if f["direction"] == "regressed"]
+    assert flipped and all(f["case_id"].startswith("fc-d4-") and f["k"] == 1 for f in flipped)
+    text = cli("compare", ",".join(old), new, "--db", str(lock_db))
+    assert f"agent_version ({v1[:12]} → {v2[:12]})" in text.stdout, text.stdout
+    assert "McNemar" in text.stdout
+
+
+def test_baseline_init_of_an_agent_refuses_a_flag_of_the_built_in_loop_before_any_run(tmp_path: Path) -> None:
+    db = tmp_path / "lock.duckdb"
+    done = cli("baseline", "init", "--agent", "my_agent:run", "--model", "sim:oracle", "--max-steps", "3",
+               "--db", str(db), "--dir", str(tmp_path / "eval"))  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "traceladder: --max-steps sets the built-in loop; an agent under test runs its own — drop it"
+    ], done.stderr
+    assert not (tmp_path / "eval").exists()

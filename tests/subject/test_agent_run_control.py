@@ -63,5 +63,6 @@ def test_repeat_runs_each_case_k_times_in_traces_of_their_own(tmp_path: Path) ->
     ]
     assert rows(db, "SELECT count(DISTINCT trace_id) FROM case_runs") == [(3,)]
     selection = json.loads(rows(db, "SELECT selection FROM runs")[0][0])
-    assert selection == {"case_ids": ["fc-d1-001"], "repeat": 3}
+    assert selection == {"case_ids": ["fc-d1-001"], "repeat": 3, "dimension_names": {
+        "D1": "tool selection", "D2": "parameter fill", "D3": "when to call", "D4": "request/confirm chains"}}  # fmt: skip
     assert os.path.exists(out_value(done, "report_path"))

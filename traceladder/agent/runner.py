@@ -148,7 +148,7 @@ def run_suite(
     if options.resume:
         mark_running(store, run_id)
     else:
-        _create_run(store, run_id, choice, config, hashes, path, selected, repeat, domain.name)
+        _create_run(store, run_id, choice, config, hashes, path, selected, repeat, domain)
     exporter = DuckDBSpanExporter(store)
     provider = make_tracer_provider(exporter, id_generator=id_generator, extra_exporters=extra_exporters)
     tracer = provider.get_tracer(TRACER_NAME)
@@ -189,6 +189,14 @@ def new_selection(cases: Sequence[Case], options: RunOptions, domain: Domain) ->
     or more than MAX_CASE_RUNS case runs)."""
     dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
     selected = select_cases(cases, options.case_ids, options.dimensions, dimensions)
+    multi = [c.id for c in selected if c.multi_turn]
+    if multi:
+        # Validated, but not played yet: run as one request it would be judged against every
+        # turn's calls at once — a wrong verdict, so refused (docs/conversations.md).
+        raise UserError(
+            f"case {multi[0]} is a multi-turn case ({len(multi)} selected); `run` does not play "
+            "multi-turn cases yet — select single-turn cases with --case or --dimension"
+        )
     if len(selected) * options.repeat > MAX_CASE_RUNS:
         raise UserError(
             f"{len(selected)} cases × --repeat {options.repeat} is more than {MAX_CASE_RUNS} case runs; "
@@ -409,14 +417,21 @@ def stored_run(store: Store, run_id: str) -> tuple[dict[str, Any], str | None] |
 
 def _create_run(
     store: Store, run_id: str, choice: ModelChoice, config: AgentConfig, hashes: dict[str, str],
-    suite: Path, selected: list[Case], repeat: int, domain: str,
+    suite: Path, selected: list[Case], repeat: int, domain: Domain,
 ) -> None:  # fmt: skip
     endpoint = endpoint_for(choice)
-    selection = {"case_ids": [c.id for c in selected], "repeat": repeat}
     create_run(store, NewRun(
-        run_id, suite.name, domain, choice.model, endpoint.provider, endpoint.host, config.recorded(), hashes,
-        selection, len(selected) * repeat,
+        run_id, suite.name, domain.name, choice.model, endpoint.provider, endpoint.host, config.recorded(),
+        hashes, run_selection([c.id for c in selected], repeat, domain), len(selected) * repeat,
     ))  # fmt: skip
+
+
+def run_selection(case_ids: Sequence[str], repeat: int, domain: Domain) -> dict[str, Any]:
+    """What a new run records as its selection: the case ids, the repeat count, and the names its
+    suite gives its dimensions (`D1` → "tool selection" in the shipped suite, "when to call" in a
+    recorded one), so a report names them even where the domain cannot be loaded again."""
+    names = dict(domain.suite.dimensions) if domain.suite else {}
+    return {"case_ids": list(case_ids), "repeat": repeat, "dimension_names": names}
 
 
 def _resumable(store: Store, run_id: str, model: str, hashes: dict[str, str]) -> tuple[str, dict[str, Any]]:

@@ -31,6 +31,7 @@ from traceladder.agent.runner import (
     new_run_id,
     new_selection,
     resumed_selection,
+    run_selection,
 )
 from traceladder.agent.sim import SimModel, SimSpec, is_sim
 from traceladder.cases.hashes import input_hashes
@@ -168,7 +169,7 @@ def run_agent(
     else:
         create_run(store, NewRun(
             run_id, suite.path.name, domain.name, plan.spec.subject, "agent", None, plan.recorded(), hashes,
-            {"case_ids": [c.id for c in selected], "repeat": repeat}, len(selected) * repeat,
+            run_selection([c.id for c in selected], repeat, domain), len(selected) * repeat,
         ))  # fmt: skip
     with serving(store, traces, sim) as server, mcp_tools(domain, server) as mcp_url:
         model = _model_access(plan, server)

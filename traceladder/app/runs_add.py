@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from traceladder.agent.runner import new_run_id
+from traceladder.agent.runner import new_run_id, run_selection
 from traceladder.cases.hashes import input_hashes
 from traceladder.cases.loader import suite_path
 from traceladder.cases.validator import read_valid_suite
@@ -95,7 +95,7 @@ def add_trace_run(store: Store, request: TraceRunRequest) -> TraceRunResult:
         repeats[t.case_id] += 1
     hashes = {**input_hashes(suite.data, domain, _SOURCE_CONFIG), AGENT_VERSION_KEY: version}
     run_id = new_run_id()
-    selection = {"case_ids": sorted(repeats), "repeat": max(repeats.values())}
+    selection = run_selection(sorted(repeats), max(repeats.values()), domain)
     config = {**_SOURCE_CONFIG, "where": request.where, "agent_version": version}
     create_run(
         store,

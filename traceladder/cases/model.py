@@ -1,4 +1,7 @@
-"""CaseV1: one evaluation case — an instruction and the golden tool behaviour it must produce."""
+"""CaseV1: one evaluation case — an instruction and the golden tool behaviour it must produce —
+and MultiTurnCaseV1: a conversation, the user's messages in order, each with its own golden
+calls (`turns`). A record names the second format with `"schema": "MultiTurnCaseV1"`; a record
+without `schema` is CaseV1, so every CaseV1 file (the shipped suite and its hashes) is unchanged."""
 
 from __future__ import annotations
 
@@ -18,6 +21,21 @@ CASE_FIELDS: tuple[str, ...] = (
     "skip_reason",
 )
 
+MULTI_TURN_SCHEMA = "MultiTurnCaseV1"
+# Exactly these fields: CaseV1's, with `turns` in place of `instruction` and `golden`.
+MULTI_TURN_FIELDS: tuple[str, ...] = (
+    "schema",
+    "id",
+    "dimension",
+    "category",
+    "context",
+    "turns",
+    "negative",
+    "skip",
+    "skip_reason",
+)
+TURN_FIELDS: tuple[str, ...] = ("user", "golden", "tools")  # `tools` is optional
+
 
 @dataclass(frozen=True)
 class GoldenCall:
@@ -27,6 +45,28 @@ class GoldenCall:
 
     def rule(self, param: str) -> str:
         return self.param_rules.get(param, "exact")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user message of a multi-turn case and what the agent must do in answer to it: its
+    golden calls, judged like a CaseV1 case's (`order_sensitive`, `allowed_extra`: None = the
+    domain's whitelist). `tools`: the tools offered in this turn (None = all of the domain's)."""
+
+    user: str
+    calls: tuple[GoldenCall, ...]
+    order_sensitive: bool
+    allowed_extra: tuple[str, ...] | None
+    tools: tuple[str, ...] | None
+
+
+def _calls(golden: dict[str, Any]) -> tuple[GoldenCall, ...]:
+    return tuple(GoldenCall(c["tool"], c["params"], dict(c.get("param_rules", {}))) for c in golden["calls"])
+
+
+def _extra(golden: dict[str, Any]) -> tuple[str, ...] | None:
+    extra = golden.get("allowed_extra")
+    return None if extra is None else tuple(extra)
 
 
 @dataclass(frozen=True)
@@ -43,26 +83,61 @@ class Case:
     negative: bool
     skip: bool
     skip_reason: str | None
+    # A multi-turn case's turns, in order (empty for CaseV1). Then `instruction` is the first
+    # turn's message and `calls` every turn's golden calls in order — what a case-level view
+    # (coverage, the category table) reads; each turn is judged against its own `Turn`.
+    turns: tuple[Turn, ...] = ()
+
+    @property
+    def multi_turn(self) -> bool:
+        return bool(self.turns)
 
     @staticmethod
     def from_record(record: dict[str, Any]) -> Case:
-        """Build from a validated CaseV1 record (validate first: this does not check)."""
+        """Build from a validated CaseV1 or MultiTurnCaseV1 record (validate first: this does
+        not check)."""
+        if record.get("schema") == MULTI_TURN_SCHEMA:
+            return Case._from_turns(record)
         golden = record["golden"]
-        extra = golden.get("allowed_extra")
         return Case(
             id=record["id"],
             dimension=record["dimension"],
             category=record["category"],
             instruction=record["instruction"],
             notes=record["context"]["notes"],
-            calls=tuple(
-                GoldenCall(c["tool"], c["params"], dict(c.get("param_rules", {}))) for c in golden["calls"]
-            ),
+            calls=_calls(golden),
             order_sensitive=golden["order_sensitive"],
-            allowed_extra=None if extra is None else tuple(extra),
+            allowed_extra=_extra(golden),
             negative=record["negative"],
             skip=record["skip"],
             skip_reason=record["skip_reason"],
+        )
+
+    @staticmethod
+    def _from_turns(record: dict[str, Any]) -> Case:
+        turns = tuple(
+            Turn(
+                user=t["user"],
+                calls=_calls(t["golden"]),
+                order_sensitive=t["golden"]["order_sensitive"],
+                allowed_extra=_extra(t["golden"]),
+                tools=None if t.get("tools") is None else tuple(t["tools"]),
+            )
+            for t in record["turns"]
+        )
+        return Case(
+            id=record["id"],
+            dimension=record["dimension"],
+            category=record["category"],
+            instruction=turns[0].user,
+            notes=record["context"]["notes"],
+            calls=tuple(c for t in turns for c in t.calls),
+            order_sensitive=any(t.order_sensitive for t in turns),
+            allowed_extra=None,
+            negative=record["negative"],
+            skip=record["skip"],
+            skip_reason=record["skip_reason"],
+            turns=turns,
         )
 
     def effective_whitelist(self, default: tuple[str, ...]) -> tuple[str, ...]:

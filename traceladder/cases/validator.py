@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from traceladder.cases.model import CASE_FIELDS, PARAM_RULES, Case
+from traceladder.cases.model import (
+    CASE_FIELDS,
+    MULTI_TURN_FIELDS,
+    MULTI_TURN_SCHEMA,
+    PARAM_RULES,
+    TURN_FIELDS,
+    Case,
+)
 from traceladder.cases.spec import CategorySpec, SuiteSpec
 from traceladder.errors import UserError
 from traceladder.files import LIMITS, jsonl_lines, read_input
@@ -21,6 +28,7 @@ from traceladder.files import LIMITS, jsonl_lines, read_input
 if TYPE_CHECKING:  # cases never import domains at runtime: domains import their suite spec
     from traceladder.domain.base import Domain
 
+FORMAT_KEY = "schema"  # the key that names a record's format; absent for CaseV1
 VARIANT_SHARED = ("dimension", "category", "context", "golden", "negative", "skip", "skip_reason")
 
 
@@ -105,12 +113,27 @@ class SuiteValidator:
     # -- one record --------------------------------------------------------------------------
 
     def _record(self, r: dict[str, Any]) -> Iterator[tuple[str, str]]:
-        missing = [f for f in CASE_FIELDS if f not in r]
-        unknown = sorted(set(r) - set(CASE_FIELDS))
+        multi = FORMAT_KEY in r
+        if multi and r[FORMAT_KEY] != MULTI_TURN_SCHEMA:
+            yield (
+                "schema",
+                f"{r[FORMAT_KEY]!r} is not a case format (omit it for CaseV1, or {MULTI_TURN_SCHEMA!r})",
+            )
+            return
+        fields = MULTI_TURN_FIELDS if multi else CASE_FIELDS
+        missing = [f for f in fields if f not in r]
+        unknown = sorted(set(r) - set(fields))
         for f in missing:
             yield f, "required field is missing"
         for f in unknown:
-            yield f, "unknown field (CaseV1 has exactly nine fields)"
+            yield (
+                f,
+                (
+                    f"unknown field ({MULTI_TURN_SCHEMA} has exactly {len(fields)} fields)"
+                    if multi
+                    else "unknown field (CaseV1 has exactly nine fields)"
+                ),
+            )
         cid, dim = r.get("id"), r.get("dimension")
         encoded = self.spec.dimension_of(cid) if isinstance(cid, str) else None
         if "id" in r and encoded is None:
@@ -127,6 +150,50 @@ class SuiteValidator:
         yield from _flags(r)
         if "golden" in r:
             yield from self._golden(r["golden"], r.get("negative"))
+        if "turns" in r:
+            yield from self._turns(r["turns"], r.get("negative"))
+
+    def _turns(self, turns: Any, negative: Any) -> Iterator[tuple[str, str]]:
+        """A multi-turn case's turns: at least one; each a non-empty user message and its golden
+        calls, every call's tool one its turn offers (`tools`, default all of the domain's)."""
+        if not isinstance(turns, list) or not turns:
+            yield "turns", "must be a non-empty list of turns (one per user message)"
+            return
+        for index, turn in enumerate(turns):
+            where = f"turns[{index}]"
+            if not isinstance(turn, dict):
+                yield where, "must be an object with user and golden"
+                continue
+            for key in sorted(set(turn) - set(TURN_FIELDS)):
+                yield f"{where}.{key}", "unknown field (only user, golden, tools)"
+            for key in ("user", "golden"):
+                if key not in turn:
+                    yield f"{where}.{key}", "required field is missing"
+            user = turn.get("user")
+            if "user" in turn and not (isinstance(user, str) and user.strip()):
+                yield f"{where}.user", "must be a non-empty string (the user's message)"
+            offered = turn.get("tools")
+            if offered is not None:
+                if not isinstance(offered, list) or not all(isinstance(t, str) for t in offered):
+                    yield f"{where}.tools", "must be a list of tool names"
+                    offered = None
+                else:
+                    for tool in offered:
+                        if tool not in self._validators:
+                            yield f"{where}.tools", f"{tool!r} is not a tool of the {self.domain.name} domain"
+            if "golden" not in turn:
+                continue
+            for f, reason in self._golden(turn["golden"], negative):
+                yield f"{where}.{f}", reason
+            calls = turn["golden"].get("calls") if isinstance(turn["golden"], dict) else None
+            for c, call in enumerate(calls if isinstance(calls, list) else []):
+                tool = call.get("tool") if isinstance(call, dict) else None
+                if offered is not None and isinstance(tool, str) and tool not in offered:
+                    yield (
+                        f"{where}.golden.calls[{c}].tool",
+                        f"{tool!r} is not offered in turn {index + 1} "
+                        f"(its tools: {', '.join(offered) or 'none'})",
+                    )
 
     def _golden(self, golden: Any, negative: Any) -> Iterator[tuple[str, str]]:
         if not isinstance(golden, dict):
@@ -217,7 +284,7 @@ class SuiteValidator:
             if row.id in seen_ids:
                 yield row.line, row.id, "id", f"duplicate of line {seen_ids[row.id]}"
             seen_ids.setdefault(row.id, row.line)
-            text = row.record.get("instruction")
+            text = _first_message(row.record)
             if isinstance(text, str):
                 key = text.strip().casefold()
                 if key in seen_text:
@@ -304,10 +371,9 @@ def _category(
                 )
     for row in rows:
         r = row.record
-        raw_golden = r.get("golden")
-        golden: dict[str, Any] = raw_golden if isinstance(raw_golden, dict) else {}
-        raw_calls = golden.get("calls")
-        calls: list[Any] = raw_calls if isinstance(raw_calls, list) else []
+        goldens = _goldens(r)
+        golden: dict[str, Any] = goldens[0] if len(goldens) == 1 and "turns" not in r else {}
+        calls: list[Any] = [c for g in goldens for c in _list(g.get("calls"))]
         tools = tuple(c.get("tool") for c in calls if isinstance(c, dict))
         if r.get("dimension") != spec.dimension:
             yield row.line, row.id, "dimension", f"category {name!r} belongs to {spec.dimension}"
@@ -315,16 +381,40 @@ def _category(
             yield (
                 row.line,
                 row.id,
-                "golden.calls",
+                "turns (golden calls of every turn)" if "turns" in r else "golden.calls",
                 f"tool sequence {list(tools)} != spec {list(spec.tools)}",
             )
-        if golden.get("order_sensitive") != spec.order_sensitive:
-            yield row.line, row.id, "golden.order_sensitive", f"spec says {spec.order_sensitive}"
         if r.get("negative") != spec.negative:
             yield row.line, row.id, "negative", f"spec says {spec.negative}"
+        if "turns" in r:  # each turn has its own order and whitelist; the table fixes the tools only
+            continue
+        if golden.get("order_sensitive") != spec.order_sensitive:
+            yield row.line, row.id, "golden.order_sensitive", f"spec says {spec.order_sensitive}"
         extra = golden.get("allowed_extra")
         if (None if extra is None else tuple(extra)) != spec.allowed_extra:
             yield row.line, row.id, "golden.allowed_extra", f"spec says {spec.allowed_extra}"
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _first_message(record: dict[str, Any]) -> Any:
+    """The request a case opens with: CaseV1's instruction, a multi-turn case's first message."""
+    turns = record.get("turns")
+    if isinstance(turns, list):
+        return turns[0].get("user") if turns and isinstance(turns[0], dict) else None
+    return record.get("instruction")
+
+
+def _goldens(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A record's golden objects: CaseV1's one, or one per turn (what is not an object skipped)."""
+    turns = record.get("turns")
+    if isinstance(turns, list):
+        found = [t.get("golden") for t in turns if isinstance(t, dict)]
+    else:
+        found = [record.get("golden")]
+    return [g for g in found if isinstance(g, dict)]
 
 
 def _context(context: Any, fixtures: tuple[str, ...]) -> Iterator[tuple[str, str]]:

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from traceladder.cli.common import db_path, domain_name, ladder_for, terminal
 from traceladder.cli.judge_options import judge_options, say_judged
 from traceladder.errors import ExitCode, UserError
 from traceladder.reporting.terminal import render_text
-from traceladder.storage.db import open_store
+from traceladder.storage.db import Store, open_store
+
+if TYPE_CHECKING:
+    from traceladder.app.agent_run import AgentRunRequest
 
 # Built-in loop flags an agent under test does not use (it has its own loop): refused when given.
 _LOOP_FLAGS = {
@@ -46,37 +51,83 @@ def wants_agent(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "agent", None) or getattr(args, "agent_cmd", None))
 
 
-def handle_agent(args: argparse.Namespace) -> int:
-    """`run` with an agent under test (or `run --resume` of such a run)."""
+def agent_request(args: argparse.Namespace) -> AgentRunRequest:
+    """The `AgentRunRequest` the flags of `run` (or `baseline init`, which has no --repeat,
+    --resume or --no-report) ask for; `UserError` for a flag of the built-in loop."""
+    from traceladder.agent.client import choose_model
     from traceladder.agent.config import DEFAULT_MAX_TOKENS
     from traceladder.agent.sim import is_sim
-    from traceladder.app.agent_run import AgentRunRequest, run_agent
-    from traceladder.cli.progress import RunProgress
+    from traceladder.app.agent_run import AgentRunRequest
 
     for dest, (flag, default) in _LOOP_FLAGS.items():
         if getattr(args, dest) != (DEFAULT_MAX_TOKENS if dest == "max_tokens" else default):
             raise UserError(f"{flag} sets the built-in loop; an agent under test runs its own — drop it")
-    from traceladder.agent.client import choose_model
-
+    resume = getattr(args, "resume", None)  # `baseline init` has neither: its runs are new and judged
+    no_report = getattr(args, "no_report", False)
     # The model the agent talks to decides the default judge, as for the built-in loop's model
     # (a resumed run's: the one it recorded).
-    if args.resume:
+    if resume:
         from traceladder.app.agent_run import recorded_agent_model
 
         with open_store(db_path(args)) as store:
-            model = recorded_agent_model(store, args.resume) or ""
+            model = recorded_agent_model(store, resume) or ""
     else:
         model = choose_model(args.model, args.base_url).model
-    judge = None if args.no_report else judge_options(args, simulated=is_sim(model))
-    ladder = ladder_for(args)
-    request = AgentRunRequest(
+    judge = None if no_report else judge_options(args, simulated=is_sim(model))
+    return AgentRunRequest(
         domain=domain_name(args), agent=args.agent, agent_cmd=args.agent_cmd,
         agent_version=args.agent_version,
         model=args.model, base_url=args.base_url, cases_path=args.cases, system_prompt=args.system_prompt,
-        case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=args.repeat or 1,
-        concurrency=args.concurrency, timeout_s=args.timeout, seed=args.seed, resume=args.resume,
-        evaluate=not args.no_report, ladder=ladder, judge=judge,
+        case_ids=tuple(args.case), dimensions=tuple(args.dimension),
+        repeat=getattr(args, "repeat", None) or 1,
+        concurrency=args.concurrency, timeout_s=args.timeout, seed=args.seed, resume=resume,
+        evaluate=not no_report, ladder=ladder_for(args), judge=judge,
     )  # fmt: skip
+
+
+def prepare_agent_runs(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
+    """`baseline init --agent/--agent-cmd`: a function that runs and evaluates run `i` of the
+    agent under test, as `run --agent` with the same flags would, and returns its id. A run
+    that did not complete, or in which every case was an AGENT_ERROR, is a `UserError`: no
+    baseline rests on it."""
+    from traceladder.app.agent_run import run_agent
+    from traceladder.cli.progress import RunProgress
+
+    request = agent_request(args)  # resolved once: a bad flag fails before any run
+    ladder = ladder_for(args)
+
+    def execute(i: int) -> str:
+        progress = RunProgress(
+            store, domain=request.domain, cases_path=args.cases, ladder=ladder, evaluated=True,
+            judge_after=request.judge is not None,
+        )  # fmt: skip
+        result = run_agent(store, request, progress=progress, on_start=progress.start)
+        summary = result.summary
+        if summary.status != "complete":
+            raise UserError(
+                f"run {summary.run_id} ended {summary.status}; a baseline needs complete runs — finish it "
+                f"with `traceladder run --resume {summary.run_id}` or start `baseline init` again"
+            )
+        if summary.finished and summary.agent_errors == summary.finished:
+            raise UserError(
+                f"every case of run {summary.run_id} ended as AGENT_ERROR, so nothing was measured; see "
+                f"`traceladder report {summary.run_id}`"
+            )
+        if result.evaluation is not None:
+            say_judged(result.evaluation)
+        print(f"traceladder: run {i + 1}: {summary.run_id} evaluated", file=sys.stderr, flush=True)
+        return summary.run_id
+
+    return execute
+
+
+def handle_agent(args: argparse.Namespace) -> int:
+    """`run` with an agent under test (or `run --resume` of such a run)."""
+    from traceladder.app.agent_run import run_agent
+    from traceladder.cli.progress import RunProgress
+
+    request = agent_request(args)
+    ladder, judge = ladder_for(args), request.judge
     path = db_path(args)
     with open_store(path) as store:
         progress = RunProgress(

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from traceladder.cli.agent_options import prepare_agent_runs, wants_agent
 from traceladder.cli.common import add_db_option, db_path, int_range, run_id_arg
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
@@ -28,8 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(DIR/consistency.json) and the review template of the first, canonical run (DIR/review.json). "
         "The last line says exactly what to review and the `baseline lock` command to run afterwards. "
         "Pass the same run flags (--max-steps, --timeout, …) your CI's `traceladder run` passes: the run "
-        "configuration is part of what a baseline is comparable with. An existing DIR/review.json or "
-        "DIR/baseline.json is never overwritten.",
+        "configuration is part of what a baseline is comparable with. With --agent MODULE:FUNCTION or "
+        "--agent-cmd CMD the runs are of your agent under test, as `run --agent` runs it (its version "
+        "recorded). An existing DIR/review.json or DIR/baseline.json is never overwritten.",
     )
     from traceladder.cli.run_cmd import add_run_options
 
@@ -88,7 +90,9 @@ def handle_init(args: argparse.Namespace) -> int:
     check_paths(paths)  # before the first run: a refusal must not cost N runs
     path = db_path(args)
     with open_store(path) as store:
-        execute = run_cmd.prepare(store, args)
+        # The team's own agent (`--agent`/`--agent-cmd`) is run as `run --agent` runs it; else the
+        # built-in loop against --model.
+        execute = prepare_agent_runs(store, args) if wants_agent(args) else run_cmd.prepare(store, args)
         result = init_baseline(store, run=execute, runs=args.runs, paths=paths, db=path)
     print(f"run_ids={','.join(result.run_ids)}")
     print(f"db={path}")

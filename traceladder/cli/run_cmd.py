@@ -177,8 +177,7 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline: bool = False) -> No
     )
     add_rungs_option(p)
     add_judge_options(p)
-    if not baseline:
-        add_agent_options(p)
+    add_agent_options(p)
 
 
 MAX_REPEAT = 1000

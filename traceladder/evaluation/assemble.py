@@ -137,6 +137,12 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
         case = d.cases.get(unit.case_id) if d and unit.case_id else None
         if case is None:
             absent["case"] = f"case {unit.case_id} is not in the {name} suite"
+        elif case.multi_turn:
+            # One trace is one turn; judged against all turns' calls it would fail or pass wrongly.
+            absent["case"] = (
+                f"case {unit.case_id} is a multi-turn case: a trace is not judged against all its turns"
+            )
+            case = None
     agent_error = (unit.error_type or "agent error") if tagged and unit.agent_status == "error" else None
     tools = d.tools if d and tagged else None
     if not tagged:

@@ -33,6 +33,14 @@ def accuracy_of(counts: Mapping[str, int]) -> float | None:
     return counts.get(VerdictValue.PASS, 0) / scored if scored else None
 
 
+def dimension_label(code: str, names: Mapping[str, str] | None) -> str:
+    """How every renderer names a dimension: `D1 tool selection` when the suite names it (`names`:
+    a summary's `dimension_names`), else its code (a report written before reports carried names,
+    or traces with no suite)."""
+    title = (names or {}).get(code)
+    return f"{code} {title}" if title else code
+
+
 def result_name(result: Mapping[str, Any], *, trace_chars: int | None = 16) -> str:
     """How every renderer names a result: `fc-d1-002`, `fc-d1-002#1` for a repeat, or — for a
     trace with no case — the first `trace_chars` hex digits of its trace id (None: all 32)."""
@@ -99,10 +107,11 @@ def judge_block(agg: Aggregates) -> dict[str, Any] | None:
     }
 
 
-def summary_of(agg: Aggregates, *, dimensions: Sequence[str] = ()) -> dict[str, Any]:
+def summary_of(agg: Aggregates, *, dimensions: Mapping[str, str] | Sequence[str] = ()) -> dict[str, Any]:
     """ReportV1's summary from the SQL aggregates of its traces (`storage.run_report.aggregates`).
-    `dimensions` are the domain's dimensions, each given a block even when none of its cases ran
-    (default: those present)."""
+    `dimensions` are the suite's dimensions, each given a block even when none of its cases ran
+    (default: those present); a mapping also names them (`D1` → "tool selection"), which the
+    summary's `dimension_names` carries, because each suite gives its codes its own meaning."""
     totals: Counter[str] = Counter()
     by_dimension: dict[str, Counter[str]] = {}
     for dimension, verdict, n in agg.verdicts:
@@ -112,6 +121,8 @@ def summary_of(agg: Aggregates, *, dimensions: Sequence[str] = ()) -> dict[str, 
     summary = _block(totals)
     order = list(dimensions) + [d for d in sorted(by_dimension) if d not in dimensions]
     summary["dimensions"] = {d: _block(by_dimension.get(d, Counter())) for d in order}
+    names = dimensions if isinstance(dimensions, Mapping) else {}
+    summary["dimension_names"] = {d: names[d] for d in order if d in names}
     ranked = sorted(agg.classes, key=lambda kv: (-kv[1], str(kv[0])))
     summary["taxonomy_counts"] = dict(ranked)
     summary["top_failures"] = [

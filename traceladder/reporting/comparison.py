@@ -109,9 +109,13 @@ def _test_block(test: McNemar) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def compare_sides(a: Side, b: Side, *, alpha: float = 0.05, dimensions: Sequence[str] = ()) -> dict[str, Any]:
+def compare_sides(
+    a: Side, b: Side, *, alpha: float = 0.05, dimensions: Mapping[str, str] | Sequence[str] = ()
+) -> dict[str, Any]:
     """The ComparisonV1 of side `a` (the reference) and side `b` (the candidate). `dimensions`:
-    the domain's, in its order (others present follow, sorted)."""
+    the suite's, in its order (others present follow, sorted), with their names when a mapping
+    (each row's `title`: what the suite means by the code, or null)."""
+    names = dimensions if isinstance(dimensions, Mapping) else {}
     ta, tb = trials(a), trials(b)
     outcomes: dict[str, PairedOutcome] = {}
     for case_id in sorted(ta.keys() & tb.keys()):
@@ -129,7 +133,8 @@ def compare_sides(a: Side, b: Side, *, alpha: float = 0.05, dimensions: Sequence
         ra = _rate([r for c in cases for r in ta[c]])
         rb = _rate([r for c in cases for r in tb[c]])
         rows.append({
-            "dimension": name, "a": ra, "b": rb, "delta": _delta(ra, rb), "cases": len(cases),
+            "dimension": name, "title": names.get(name), "a": ra, "b": rb, "delta": _delta(ra, rb),
+            "cases": len(cases),
             "regressed": sum(1 for c in cases if outcomes[c].a_pass and not outcomes[c].b_pass),
             "improved": sum(1 for c in cases if not outcomes[c].a_pass and outcomes[c].b_pass),
         })  # fmt: skip

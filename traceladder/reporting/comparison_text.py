@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from traceladder.reporting.build import dimension_label
 from traceladder.text import printable
 
 
@@ -67,11 +68,17 @@ def render_comparison(cmp: Mapping[str, Any], *, max_flips: int = 50) -> str:
         f"a case passes a side when all of its first {'/'.join(map(str, cmp['k'])) or '0'} scored trial(s) "
         "passed (AGENT_ERROR does not pass; SKIP is no trial)",
         "",
-        f"{'dimension':<10} {'A pass rate':<30} {'B pass rate':<30} {'delta':>9} {'regr.':>6} {'impr.':>6}",
     ]
-    for row in cmp["dimensions"]:
+    titles = {row["dimension"]: row["title"] for row in cmp["dimensions"] if row.get("title")}
+    labels = [dimension_label(row["dimension"], titles) for row in cmp["dimensions"]]
+    width = max([10, *map(len, labels)])
+    lines.append(
+        f"{'dimension':<{width}} {'A pass rate':<30} {'B pass rate':<30} "
+        f"{'delta':>9} {'regr.':>6} {'impr.':>6}"
+    )
+    for label, row in zip(labels, cmp["dimensions"], strict=True):
         lines.append(
-            f"{row['dimension']:<10} {_rate(row['a']):<30} {_rate(row['b']):<30} {pp(row['delta']):>9} "
+            f"{label:<{width}} {_rate(row['a']):<30} {_rate(row['b']):<30} {pp(row['delta']):>9} "
             f"{row['regressed']:>6} {row['improved']:>6}"
         )
     if cmp["classes"]:

@@ -90,7 +90,14 @@ def render_html(
         sections.compare(comparison, where) if comparison else "",
         paired_section(paired) if paired else "",
         sections.trend(live.trend) if live else "",
-        suite_section(suite, report["run"], list(report["summary"]["dimensions"])) if suite else "",
+        suite_section(
+            suite,
+            report["run"],
+            list(report["summary"]["dimensions"]),
+            report["summary"].get("dimension_names"),
+        )
+        if suite
+        else "",
         sections.ladder(report, digest, where),
         sections.rates(report, digest),
         sections.classes(report, digest, where),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from traceladder.reporting.build import dimension_label
 from traceladder.reporting.html_text import esc, pct, signed_pp, table, td
 
 
@@ -38,8 +39,10 @@ def paired_section(cmp: Mapping[str, Any]) -> str:
         f'{t["both_fail"]}; p = <b id="mcnemar-p">{t["p_value"]:.4g}</b> (two-sided, alpha {t["alpha"]:g}): '
         f'<b id="mcnemar-conclusion">{esc(t["conclusion"])}</b>.</p>',
     ]
+    titles = {r["dimension"]: r["title"] for r in cmp["dimensions"] if r.get("title")}
     rows = (
-        f"<tr>{td(esc(r['dimension']))}{td(_rate(r['a']), 'num')}{td(_rate(r['b']), 'num')}"
+        f"<tr>{td(esc(dimension_label(r['dimension'], titles)))}"
+        f"{td(_rate(r['a']), 'num')}{td(_rate(r['b']), 'num')}"
         f"{td(signed_pp(r['delta']), 'num delta')}{td(r['regressed'], 'num')}{td(r['improved'], 'num')}</tr>"
         for r in cmp["dimensions"]
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from traceladder.evaluators import judge as judge_rung
 from traceladder.evaluators.types import VerdictValue
+from traceladder.reporting.build import dimension_label
 from traceladder.reporting.html_cases import verdict_badge
 from traceladder.reporting.html_data import (
     Comparison,
@@ -121,7 +122,9 @@ def _rate_table(first: str, rows: Sequence[tuple[str, Rate, Sequence[Any]]], ext
 
 
 def rates(report: Mapping[str, Any], digest: PageDigest) -> str:
-    dims = [(d, rate_of(b), b) for d, b in report["summary"]["dimensions"].items()]
+    summary = report["summary"]
+    names = summary.get("dimension_names")
+    dims = [(dimension_label(d, names), rate_of(b), b) for d, b in summary["dimensions"].items()]
     tools = by_tool(report, digest)
     out = ['<section id="rates"><h2>Pass rate by dimension and by tool</h2>']
     if dims:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from traceladder.evaluators.types import VerdictValue
+from traceladder.reporting.build import dimension_label
 from traceladder.reporting.html_data import Rate
 from traceladder.reporting.html_svg import bars, rate_bar
 from traceladder.reporting.html_text import esc, pct, table, td, when
@@ -44,9 +45,14 @@ def differences(run: Mapping[str, Any], this: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def suite_section(suite: Mapping[str, Any], this: Mapping[str, Any], dimensions: Sequence[str]) -> str:
+def suite_section(
+    suite: Mapping[str, Any],
+    this: Mapping[str, Any],
+    dimensions: Sequence[str],
+    names: Mapping[str, str] | None = None,
+) -> str:
     """`suite`: `storage.suite_runs.SuiteRuns` as a mapping; `this`: the report's run block;
-    `dimensions`: the report's, in its order."""
+    `dimensions`: the report's, in its order; `names`: what the suite calls them."""
     runs: Sequence[Mapping[str, Any]] = suite.get("runs") or ()
     shown, total = len(runs), suite.get("total") or len(runs)
     out = [
@@ -98,6 +104,6 @@ def suite_section(suite: Mapping[str, Any], this: Mapping[str, Any], dimensions:
         css = ' class="here"' if here else ""
         rows.append(f'<tr data-run="{esc(r["run_id"])}"{css}>{"".join(cells)}</tr>')
     heads = ("date (UTC)", "run", "model", "status", "traces", "pass rate", "95% interval",
-             *(esc(d) for d in dimensions), "differs")  # fmt: skip
+             *(esc(dimension_label(d, names)) for d in dimensions), "differs")  # fmt: skip
     out.append(table(heads, rows, 'id="suite-table"'))
     return "".join(out) + "</section>"

@@ -14,6 +14,7 @@ from typing import Any
 
 from traceladder.evaluators.types import VerdictValue as V
 from traceladder.live.stats import wilson
+from traceladder.reporting.build import dimension_label
 
 Price = Callable[[str, int, int], float | None]  # (model, input tokens, output tokens) → USD
 
@@ -32,8 +33,11 @@ def leaderboard(
     `output_tokens`). Rows are ranked by pass rate (unscored runs last), then by the lower end of
     the interval, then in the order given."""
     dimensions: list[str] = []
+    names: dict[str, str] = {}
     for report, _ in entries:
         dimensions += [d for d in report["summary"]["dimensions"] if d not in dimensions]
+        for code, title in (report["summary"].get("dimension_names") or {}).items():
+            names.setdefault(code, title)
     rows = []
     for order, (report, usage) in enumerate(entries):
         run, s = report["run"], report["summary"]
@@ -60,7 +64,8 @@ def leaderboard(
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
         del row["_order"]
-    return {"schema": "LeaderboardV1", "dimensions": dimensions, "rows": rows}
+    board = {"schema": "LeaderboardV1", "dimensions": dimensions, "rows": rows}
+    return {**board, "dimension_names": {d: names[d] for d in dimensions if d in names}}
 
 
 def _pct(rate: float | None) -> str:
@@ -82,6 +87,9 @@ def render_leaderboard(board: Mapping[str, Any]) -> str:
         cost = "unknown" if r["cost_per_case_usd"] is None else f"{r['cost_per_case_usd']:.5f}"
         cells += f" {r['agent_errors']:>6} {tokens:>11} {cost:>9}"
         lines.append(cells)
+    named = board.get("dimension_names") or {}
+    if named:  # what the codes mean in this suite (D1 is not the same dimension in every suite)
+        lines.append("; ".join(dimension_label(d, named) for d in dims if d in named))
     lines.append(
         "pass rate = PASS / (PASS + FAIL) per run, Wilson 95% interval; n = scored traces; "
         "errors = AGENT_ERROR (not scored); cost: unknown for a model the price table does not list"

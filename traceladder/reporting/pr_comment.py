@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from traceladder.evaluators.types import VerdictValue as V
+from traceladder.reporting.build import dimension_label
 from traceladder.text import printable
 
 MAX_FLIPS = 30  # a comment stays readable; the artifact's report has every case
@@ -59,7 +60,8 @@ def pr_comment(
     for name in sorted(set(before.get("dimensions") or {}) | set(dims_after)):
         b = (before.get("dimensions") or {}).get(name)
         a = (dims_after.get(name) or {}).get("accuracy")
-        lines.append(f"| {_cell(name)} | {_rate(b)} | {_rate(a)} | {_delta(b, a)} |")
+        label = dimension_label(name, summary.get("dimension_names"))
+        lines.append(f"| {_cell(label)} | {_rate(b)} | {_rate(a)} | {_delta(b, a)} |")
     counts = summary["verdict_counts"]
     for verdict in (V.FAIL, V.AGENT_ERROR):
         lines.append(

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from traceladder.evaluators.types import VERDICTS, VerdictValue
-from traceladder.reporting.build import result_name
+from traceladder.reporting.build import dimension_label, result_name
 from traceladder.reporting.judge_text import judge_sentence
 from traceladder.text import printable
 
@@ -61,7 +61,7 @@ def render_text(
         if not block["case_count"]:
             continue
         verdicts.add_row(
-            d,
+            _cell(dimension_label(d, s.get("dimension_names"))),
             *(str(block["verdict_counts"].get(v, 0)) for v in shown),
             f"{_pct(block['accuracy'])} of {block['scored_count']}",
         )

@@ -9,7 +9,7 @@ for the gate; a side of several runs must be repetitions of one model with ident
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -70,10 +70,15 @@ def check_same_suite(infos: Sequence[RunInfo]) -> None:
             )
 
 
-def _dimensions(domain: str | None) -> tuple[str, ...]:
+def _dimensions(domain: str | None, report: Mapping[str, Any]) -> dict[str, str] | tuple[str, ...]:
+    """The suite's dimensions in order: named as the reference run's report names them (the
+    names its run recorded), else the installed domain's."""
+    names = report["summary"].get("dimension_names")
+    if names:
+        return dict(names)
     if domain and is_installed(domain):
         suite = load_domain(domain).suite
-        return tuple(suite.dimensions) if suite else ()
+        return dict(suite.dimensions) if suite else ()
     return ()
 
 
@@ -89,7 +94,9 @@ def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: flo
     _check_group("B", infos_b)
     side_a = [load_report(store, r) for r in a]
     side_b = [load_report(store, r) for r in b]
-    comparison = compare_sides(side_a, side_b, alpha=alpha, dimensions=_dimensions(infos_a[0].domain))
+    comparison = compare_sides(
+        side_a, side_b, alpha=alpha, dimensions=_dimensions(infos_a[0].domain, side_a[0])
+    )
     if not comparison["paired_cases"]:  # "0/0 … no significant difference" would be a verdict on nothing
         only = f"A ran {len(comparison['only_a'])}, B ran {len(comparison['only_b'])} other cases"
         raise UserError(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -73,13 +73,23 @@ def open_report(store: Store, run_id: str, *, failing_limit: int = 20) -> RunRep
     scope = scope_of_run(store, run_id)
     run = run_header(store, run_id)
     name = run.get("domain") or first_domain(store, run_id)
-    dimensions: tuple[str, ...] = ()
+    declared: dict[str, str] = {}
     tools: tuple[str, ...] = ()
     if name and is_installed(name):
         domain = load_domain(name)
-        dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
+        declared = dict(domain.suite.dimensions) if domain.suite else {}
         tools = domain.tool_names
-    return report_of(store, scope, run, dimensions=dimensions, known_tools=tools, failing_limit=failing_limit)
+    names = recorded_dimension_names(run) or declared
+    return report_of(store, scope, run, dimensions=names, known_tools=tools, failing_limit=failing_limit)
+
+
+def recorded_dimension_names(run: Mapping[str, Any]) -> dict[str, str]:
+    """The dimension names (`D1` → title, in the suite's order) a run recorded from its suite, or
+    {} for a run recorded before runs kept them (its installed domain's names are used then)."""
+    names = (run.get("selection") or {}).get("dimension_names")
+    if not isinstance(names, dict):
+        return {}
+    return {str(code): str(title) for code, title in names.items()}
 
 
 def report_of(
@@ -87,12 +97,13 @@ def report_of(
     scope: Scope,
     run: dict[str, Any],
     *,
-    dimensions: Sequence[str] = (),
+    dimensions: Mapping[str, str] | Sequence[str] = (),
     known_tools: Sequence[str] = (),
     failing_limit: int = 20,
 ) -> RunReport:
     """The report of any set of judged traces (a run's, or the live page's window): `run` is its
-    run block (`RUN_FIELDS`; the evaluator version is read from the results)."""
+    run block (`RUN_FIELDS`; the evaluator version is read from the results); `dimensions` the
+    suite's dimensions in order, with their names when it is a mapping."""
     agg = aggregates(
         store, scope, known_tools=known_tools, judge_rung=JUDGE_RUNG, failing_limit=failing_limit
     )
