@@ -190,7 +190,11 @@ def test_an_installed_plugin_rung_joins_only_when_named(tmp_path):
 @pytest.mark.parametrize(
     ("argv", "config", "message"),
     [
-        (["evaluate", "--rungs", "nope"], None, "unknown rung 'nope'; installed plug-in rungs: step_budget"),
+        (
+            ["evaluate", "--rungs", "nope"],
+            None,
+            "unknown rung 'nope'; installed: call_match, invariants, judge",
+        ),
         (["evaluate", "--rungs", "schema"], None, "rung 'schema' is built in and always runs"),
         (["evaluate", "--rungs", "step_budget,step_budget"], None, "rung 'step_budget' is named twice"),
         (["evaluate", "--rungs", "a,,b"], None, "give rung names separated by commas"),
@@ -202,9 +206,24 @@ def test_an_installed_plugin_rung_joins_only_when_named(tmp_path):
             '[evaluation]\nrung = ["step_budget"]\n',
             "unknown key 'rung' in [evaluation]; known: rungs",
         ),
-        (["evaluate"], "[evalution]\nrungs = []\n", "unknown table [evalution]; known: [evaluation]"),
+        (
+            ["evaluate"],
+            "[evalution]\nrungs = []\n",
+            "unknown table [evalution]; known: [plugins], [evaluation]",
+        ),
         (["evaluate"], '[evaluation]\nrungs = "step_budget"\n', "rungs must be a list of rung names"),
         (["evaluate"], "[evaluation\n", "traceladder.toml: cannot be read"),
+        (["evaluate"], '[plugins]\nrungs = ["nope"]\n', "unknown rung 'nope'"),
+        (
+            ["evaluate"],
+            '[plugins]\nrungs = ["step_budget"]\n[evaluation]\nrungs = []\n',
+            "rungs are named twice; keep [plugins] rungs",
+        ),
+        (
+            ["evaluate"],
+            '[plugins]\nconventions = "x"\n',
+            "[plugins] conventions must be a list of convention names",
+        ),
     ],
 )
 def test_a_wrong_rung_name_or_project_file_is_one_line(tmp_path, argv, config, message):

@@ -39,3 +39,29 @@ def test_pure_layers_import_neither_duckdb_nor_opentelemetry():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_plugin_api_is_pinned():
+    """What a plug-in may import (docs/extending.md); growing or shrinking it shows up here."""
+    import traceladder.plugin_api.conventions as conventions
+    import traceladder.plugin_api.domains as domains
+    import traceladder.plugin_api.formats as formats
+    import traceladder.plugin_api.rungs as rungs
+
+    assert rungs.__all__ == [
+        "Analysis", "ArgDiff", "Call", "CallCheck", "DomainRules", "Expected", "Finding", "RungResult",
+        "RungStatus", "TraceInputs",
+    ]  # fmt: skip
+    assert domains.__all__ == [
+        "CategorySpec", "ChainSpec", "Domain", "LedgerEntry", "Sandbox", "SimHints", "SuiteSpec", "SuiteTotals",
+        "ToolOutcome",
+    ]  # fmt: skip
+    assert formats.__all__ == ["ReportFormat", "ReportRequest", "RunReport"]
+    assert conventions.__all__ == [
+        "ABSENT", "ARGS_EVENT", "ARGS_PART_STRING", "ARGS_STRUCTURED", "ARGS_TOOL_SPAN", "LLM", "TOOL",
+        "Convention", "DefinitionList", "DefinitionSource", "Execution", "History", "Messages", "Role", "Side",
+        "Sighting", "SpanView", "args_rank_of", "args_text", "as_dict", "as_list", "loads", "name_text",
+        "sighting", "text", "tool_definitions",
+    ]  # fmt: skip
+    for module in (rungs, domains, formats, conventions):
+        assert all(hasattr(module, name) for name in module.__all__)

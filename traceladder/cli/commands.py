@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "cases": "traceladder.cli.cases_cmd",
     "domain": "traceladder.cli.domain_cmd",
     "tools": "traceladder.cli.tools_cmd",
+    "plugins": "traceladder.cli.plugins_cmd",
 }
 
 

@@ -7,16 +7,25 @@ import argparse
 import json
 import math
 import sys
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg, terminal
 from traceladder.errors import ExitCode, UserError
-from traceladder.files import write_text
+from traceladder.files import write_chunks, write_text
 from traceladder.live import DEFAULT_LIVE_HOURS
-from traceladder.storage.db import open_store
+from traceladder.storage.db import Store, open_store
 from traceladder.storage.readers import latest_run
-from traceladder.workflows.report_files import FORMATS, open_report, stream_report
+from traceladder.workflows.report_formats import (
+    FORMATS,
+    HTML,
+    JSON,
+    TEXT,
+    ReportFormat,
+    ReportRequest,
+    report_format,
+)
 
 MAX_HOURS = 24 * 366 * 10
 REPORT_MEMORY = "64MB"  # DuckDB's share while a report is read (decision 241)
@@ -32,7 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_db_option(p)
     p.add_argument("run", nargs="?", type=run_id_arg, metavar="RUN_ID", help="default: the latest run")
-    p.add_argument("--format", choices=(*FORMATS, "html"), default="text")
+    p.add_argument(
+        "--format",
+        default="text",
+        metavar="FORMAT",
+        help=f"{', '.join(FORMATS.builtins)}, or an installed format plug-in (default: text)",
+    )
     p.add_argument(
         "--output",
         "--out",
@@ -87,9 +101,9 @@ def _hours(text: str) -> float:
     return value
 
 
-def _check(args: argparse.Namespace) -> None:
+def _check(args: argparse.Namespace, fmt: ReportFormat) -> None:
     """Flags that mean nothing together are a mistake, said before the store is opened."""
-    if args.format != "html":
+    if fmt is not HTML:
         for flag, given in (("--compare", args.compare), ("--live", args.live), ("--since", args.since)):
             if given:
                 raise UserError(f"{flag} needs --format html")
@@ -100,49 +114,62 @@ def _check(args: argparse.Namespace) -> None:
     if args.runs:
         if args.run or args.compare or args.live:
             raise UserError("--runs is a leaderboard of the runs it names; drop RUN_ID, --compare and --live")
-        if args.format not in ("text", "json"):
+        if fmt not in (TEXT, JSON):
             raise UserError("--runs prints a leaderboard as text or json; use --format text or json")
     elif args.prices:
         raise UserError("--prices applies to --runs only")
 
 
 def handle(args: argparse.Namespace) -> int:
-    _check(args)
+    fmt = report_format(args.format)
+    _check(args, fmt)
     if args.runs:
         return _leaderboard(args)
-    if args.format == "html":
-        return _html(args)
-    with open_store(db_path(args), read_only=True) as store, store.memory_limit(REPORT_MEMORY, threads=1):
-        # The summary in SQL, the results a batch at a time, DuckDB's cache capped: memory does not
-        # grow with the run.
-        opened = open_report(store, args.run or latest_run(store))
-        if args.format == "text" and not args.output:
-            from traceladder.reporting.terminal import render_text  # rich: only when printing text
-
-            render_text(opened.head, terminal(), failing=opened.failing, failing_count=opened.failing_count)
-        else:
-            stream_report(opened, args.format, args.output, sys.stdout)
-    if args.output:
-        print(f"report_path={args.output}")
+    if args.live:
+        return _live_page(args)
+    db = db_path(args)
+    with open_store(db, read_only=True) as store:
+        path = _run_report(args, fmt, store, db)
+    if path is not None:
+        print(f"html_path={path}" if fmt.page else f"report_path={path}")
     return ExitCode.OK
 
 
-def _html(args: argparse.Namespace) -> int:
-    # The page renderer and the trend queries load only for --format html (start-up of the rest).
-    from traceladder.live.trend import open_trend_store
-    from traceladder.workflows.html_pages import html_path_for, live_page, run_page
+def _run_report(args: argparse.Namespace, fmt: ReportFormat, store: Store, db: Path) -> Path | None:
+    """Render the run's report as `fmt`: to the terminal, standard output or a file (its path)."""
+    # The summary in SQL, the results a batch at a time, DuckDB's cache capped: memory does not
+    # grow with the run. (A page reads its evidence by its own queries, uncapped.)
+    with nullcontext() if fmt.page else store.memory_limit(REPORT_MEMORY, threads=1):
+        request = ReportRequest(store, args.run or latest_run(store), compare_run=args.compare)
+        if fmt is TEXT and not args.output:
+            from traceladder.reporting.terminal import render_text  # rich: only when printing text
 
-    db = db_path(args)
-    if args.live:
-        now = datetime.now(UTC)
-        with open_trend_store(db) as store:
-            page = live_page(store, hours=args.since or DEFAULT_LIVE_HOURS, now=now)
-        name = f"live-{now:%Y%m%dT%H%M%S}"
-    else:
-        with open_store(db, read_only=True) as store:
-            name = args.run or latest_run(store)
-            page = run_page(store, name, compare_run=args.compare)
-    path = args.output or html_path_for(db, name)
+            opened = request.opened
+            render_text(opened.head, terminal(), failing=opened.failing, failing_count=opened.failing_count)
+            return None
+        path = args.output or (_page_path(db, request.run_id) if fmt.page else None)
+        if path is None:
+            for chunk in fmt.chunks(request):
+                sys.stdout.write(chunk)
+        else:
+            write_chunks(path, fmt.chunks(request), "HTML report" if fmt is HTML else "report")
+        return path
+
+
+def _page_path(db: Path, name: str) -> Path:
+    from traceladder.workflows.html_pages import html_path_for  # the page renderer: pages only
+
+    return html_path_for(db, name)
+
+
+def _live_page(args: argparse.Namespace) -> int:
+    from traceladder.live.trend import open_trend_store
+    from traceladder.workflows.html_pages import live_page
+
+    now = datetime.now(UTC)
+    with open_trend_store(db_path(args)) as store:
+        page = live_page(store, hours=args.since or DEFAULT_LIVE_HOURS, now=now)
+    path = args.output or _page_path(db_path(args), f"live-{now:%Y%m%dT%H%M%S}")
     write_text(path, page, "HTML report")
     print(f"html_path={path}")
     return ExitCode.OK

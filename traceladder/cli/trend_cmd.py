@@ -55,7 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"significance level of the drop test (default {DEFAULT_ALPHA})")  # fmt: skip
     p.add_argument("--min-traces", type=int_range(1, 1_000_000_000), default=DEFAULT_MIN_TRACES, metavar="N",
                    help=f"scored traces each side needs (default {DEFAULT_MIN_TRACES})")  # fmt: skip
-    p.add_argument("--format", choices=("table", "json"), default="table", help="output (default: table)")
+    # `text` as `report` calls it; `table`, its former name here, is still accepted.
+    p.add_argument("--format", choices=("text", "json", "table"), default="text",
+                   help="output: text or json (default: text)")  # fmt: skip
     p.set_defaults(handler=handle)
 
 

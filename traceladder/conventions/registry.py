@@ -9,27 +9,25 @@ installed reader must not silently change how every trace is read). In its pypro
 The entry point names a `Convention` instance (or class). Everything that reads a span by
 convention asks this module: the extraction stage (`traceladder.extraction`) and the judge's
 exchange reader. Which plug-ins are in force is the caller's to say (`in_force`): the extraction
-stage says the store's recorded setting; without one, `TRACELADDER_CONVENTIONS` (the setting's
-former home, read only where no store says otherwise).
+stage says the store's recorded setting; without one, what `project_config.named_conventions`
+names (traceladder.toml's `[plugins] conventions`, else `TRACELADDER_CONVENTIONS`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
-from importlib import import_module
-from importlib.metadata import entry_points
 from typing import NamedTuple
 
 from traceladder.conventions.base import LLM, TOOL, Convention, Role
 from traceladder.conventions.views import SpanView
 from traceladder.errors import UserError
+from traceladder.plugins.loader import Kind, entries, load
+from traceladder.project_config import CONVENTIONS_ENV, named_conventions
 
 GROUP = "traceladder.conventions"
-ENV = "TRACELADDER_CONVENTIONS"
 # One line each: a new built-in convention is a module with a `CONVENTION` and a line here.
 _BUILTIN = (
     "traceladder.conventions.otel_genai",
@@ -50,7 +48,7 @@ _IN_FORCE: ContextVar[str | None] = ContextVar("traceladder_conventions", defaul
 
 def _names() -> str:
     found = _IN_FORCE.get()
-    return os.environ.get(ENV, "") if found is None else found
+    return named_conventions()[0] if found is None else found
 
 
 @contextmanager
@@ -64,34 +62,42 @@ def in_force(names: str) -> Iterator[None]:
         _IN_FORCE.reset(token)
 
 
+def _checked(name: str, target: str, obj: object) -> Convention:
+    convention = obj() if isinstance(obj, type) else obj
+    if not isinstance(convention, Convention):
+        raise UserError(f"convention {name!r} ({target}) is not a traceladder Convention")
+    return convention
+
+
+CONVENTIONS = Kind(
+    name="convention",
+    group=GROUP,
+    builtins={path.rpartition(".")[2]: f"{path}:CONVENTION" for path in _BUILTIN},
+    check=_checked,
+    named_by="[plugins] conventions in traceladder.toml, or reindex --conventions; recorded in the store",
+)
+
+
 def _plugins(names: str) -> list[Convention]:
     wanted = [n.strip() for n in names.split(",") if n.strip()]
-    found = {ep.name: ep for ep in entry_points(group=GROUP)}
     out = []
     for name in wanted:
-        ep = found.get(name)
-        if ep is None:
-            installed = ", ".join(sorted(found)) or "none"
+        if name in CONVENTIONS.builtins:
+            raise UserError(f"convention {name!r} is built in and always read; name only plug-ins")
+        if name not in entries(CONVENTIONS):
+            installed = ", ".join(sorted(set(entries(CONVENTIONS)) - set(CONVENTIONS.builtins))) or "none"
             raise UserError(
-                f"{ENV} (or the store's conventions setting): no installed convention {name!r}; "
-                f"installed: {installed}"
+                f"the conventions setting ([plugins] conventions in traceladder.toml, "
+                f"{CONVENTIONS_ENV}, or the store's) names {name!r}, which is not an installed "
+                f"convention; installed plug-ins: {installed}"
             )
-        try:
-            obj = ep.load()
-            convention = obj() if isinstance(obj, type) else obj
-        except Exception as exc:  # a broken plug-in is a configuration problem, said in one line
-            raise UserError(
-                f"convention {name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
-            ) from None
-        if not isinstance(convention, Convention):
-            raise UserError(f"convention {name!r} ({ep.value}) is not a traceladder Convention")
-        out.append(convention)
+        out.append(load(CONVENTIONS, name))
     return out
 
 
 @cache
 def _load(names: str) -> tuple[Convention, ...]:
-    builtin = [import_module(path).CONVENTION for path in _BUILTIN]
+    builtin = [load(CONVENTIONS, name) for name in CONVENTIONS.builtins]
     return tuple(sorted([*builtin, *_plugins(names)], key=lambda c: c.precedence))
 
 

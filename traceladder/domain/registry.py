@@ -13,55 +13,54 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
-from importlib import import_module
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from traceladder.domain.base import Domain
 from traceladder.errors import UserError
 from traceladder.files import read_text_file
+from traceladder.plugins.loader import Kind, entries, load
 
-GROUP = "traceladder.domains"
 DEFAULT_DOMAIN = "retail"
-_BUILTIN = {"retail": "traceladder.domain.retail.domain:load_retail_domain"}
 
 
-def available() -> dict[str, str]:
-    """Domain name → `module:attribute`, built-ins first; an installed plug-in cannot shadow one."""
-    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
-    return {**found, **_BUILTIN}
-
-
-def is_installed(name: str) -> bool:
-    """Whether `name` is a built-in or an installed plug-in's domain (`name in available()`). A
-    built-in is answered without reading the entry points: that reads the metadata of every
-    installed package (~70 ms in a development environment, on every `report`)."""
-    return name in _BUILTIN or name in available()
-
-
-@cache
-def load_domain(name: str = DEFAULT_DOMAIN) -> Domain:
-    target = _BUILTIN.get(name)  # a built-in is never a directory, and no plug-in shadows it
-    if target is None:
-        from traceladder.domain.declarative import directory_spec, load_directory
-
-        installed = available()
-        directory = directory_spec(name, frozenset(installed))
-        if directory is not None:
-            return load_directory(directory)
-        target = installed.get(name)
-        if target is None:
-            raise UserError(f"unknown domain {name!r}; installed: {', '.join(sorted(installed))}")
-    module_name, _, attribute = target.partition(":")
-    try:
-        obj = getattr(import_module(module_name), attribute)
-        domain = obj() if callable(obj) and not isinstance(obj, Domain) else obj
-    except Exception as exc:  # a broken plug-in is a configuration problem, said in one line
-        raise UserError(f"domain {name!r} ({target}) failed to load: {type(exc).__name__}: {exc}") from None
+def _checked(name: str, target: str, obj: object) -> Domain:
+    domain = obj() if callable(obj) and not isinstance(obj, Domain) else obj
     if not isinstance(domain, Domain):
         raise UserError(f"domain {name!r} ({target}) did not return a traceladder Domain")
     if domain.name != name:
         raise UserError(f"domain {name!r} ({target}) calls itself {domain.name!r}; the names must match")
+    return domain
+
+
+DOMAINS = Kind(
+    name="domain",
+    group="traceladder.domains",
+    builtins={"retail": "traceladder.domain.retail.domain:load_retail_domain"},
+    check=_checked,
+    named_by="--domain NAME",
+)
+
+
+def available() -> dict[str, str]:
+    """Domain name -> `module:attribute`, built-ins first; an installed plug-in cannot shadow one."""
+    return {name: entry.target for name, entry in entries(DOMAINS).items()}
+
+
+def is_installed(name: str) -> bool:
+    """Whether `name` is a built-in or an installed plug-in's domain (`name in available()`); a
+    built-in is answered without reading the entry points (see `plugins.loader`)."""
+    return name in DOMAINS.builtins or name in available()
+
+
+@cache
+def load_domain(name: str = DEFAULT_DOMAIN) -> Domain:
+    if name not in DOMAINS.builtins:  # a built-in is never a directory, and no plug-in shadows it
+        from traceladder.domain.declarative import directory_spec, load_directory
+
+        directory = directory_spec(name, frozenset(available()))
+        if directory is not None:
+            return load_directory(directory)
+    domain: Domain = load(DOMAINS, name)
     return domain
 
 

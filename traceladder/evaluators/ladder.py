@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -29,6 +28,7 @@ from traceladder.evaluators.analysis import Analysis
 from traceladder.evaluators.classes import dominant
 from traceladder.evaluators.inputs import TraceInputs
 from traceladder.evaluators.types import RungResult, RungStatus, Verdict, VerdictValue, not_evaluated_note
+from traceladder.plugins.loader import Kind, load
 
 # Bumped whenever a verdict, class, score or explanation for the same trace can change; recorded
 # with every result, and part of what a baseline binds to.
@@ -202,32 +202,34 @@ def _ladder_from(references: tuple[Any, ...]) -> Ladder:
     return Ladder(tuple(_resolve(r) for r in references))
 
 
+def _checked(name: str, target: str, rung: Any) -> Rung:
+    if getattr(rung, "NAME", None) != name:
+        raise UserError(f"rung {name!r} ({target}) calls itself {getattr(rung, 'NAME', None)!r}; "
+                        "the names must match")  # fmt: skip
+    checked: Rung = rung
+    return checked
+
+
+RUNGS = Kind(
+    name="rung",
+    group=GROUP,
+    builtins={r.NAME: r.__name__ for r in BUILTIN if isinstance(r, ModuleType)},
+    check=_checked,
+    named_by="--rungs NAMES, or [plugins] rungs in traceladder.toml",
+)
+
+
 def plugin_rungs(names: Sequence[str]) -> tuple[Rung, ...]:
     """The installed plug-in rungs `names` names, in that order. A name that is not installed, a
     built-in's name, a name given twice, or a plug-in that fails to load or calls itself by
     another name is a `UserError` (one line)."""
-    found = {ep.name: ep for ep in entry_points(group=GROUP)}
-    builtin = {r.NAME for r in BUILTIN}
     rungs: list[Rung] = []
     for name in names:
-        if name in builtin:
+        if name in RUNGS.builtins:
             raise UserError(f"rung {name!r} is built in and always runs; name only plug-in rungs")
         if name in (r.NAME for r in rungs):
             raise UserError(f"rung {name!r} is named twice")
-        ep = found.get(name)
-        if ep is None:
-            shown = ", ".join(sorted(found)) or "none"
-            raise UserError(f"unknown rung {name!r}; installed plug-in rungs: {shown}")
-        try:
-            rung = ep.load()
-        except Exception as exc:  # a broken plug-in is a configuration problem, said in one line
-            raise UserError(
-                f"rung {name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
-            ) from None
-        if getattr(rung, "NAME", None) != name:
-            raise UserError(f"rung {name!r} ({ep.value}) calls itself {getattr(rung, 'NAME', None)!r}; "
-                            "the names must match")  # fmt: skip
-        rungs.append(rung)
+        rungs.append(load(RUNGS, name))
     return tuple(rungs)
 
 

@@ -3,24 +3,24 @@
 `conventions`: the convention plug-ins the extraction stage reads with (comma-separated
 entry-point names; "" for the built-ins alone). It used to be an environment variable read at
 every write, so two writers of one store could read its spans differently; now the first write
-records it — from `TRACELADDER_CONVENTIONS` when that is set, which is how existing users carry
-their choice over — and `traceladder reindex --conventions NAMES` changes it (and rebuilds).
+records it — what the project's traceladder.toml names in `[plugins] conventions`, else
+`TRACELADDER_CONVENTIONS` (how existing users carry their choice over) — and
+`traceladder reindex --conventions NAMES` changes it (and rebuilds).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 
 import duckdb
 
+from traceladder.project_config import named_conventions
 from traceladder.storage.db import Store
 
 log = logging.getLogger(__name__)
 
 CONVENTIONS = "conventions"
-ENV = "TRACELADDER_CONVENTIONS"
 
 
 def _normalised(names: str) -> str:
@@ -49,17 +49,17 @@ _SAID: set[tuple[str, str]] = set()
 
 def conventions_setting(store: Store, say: Callable[[str], None] = log.warning) -> tuple[str, bool]:
     """(the plug-ins this store reads with, whether the writer must record them). A store without
-    a setting reads with `TRACELADDER_CONVENTIONS` (or none), which its first write records — in
-    its own transaction, so a name that fails to load records nothing. A variable that disagrees
-    with the recorded setting is ignored, said once per process."""
-    env = _normalised(os.environ.get(ENV, ""))
+    a setting reads with what `project_config.named_conventions` names (or none), which its first
+    write records — in its own transaction, so a name that fails to load records nothing. A name
+    that disagrees with the recorded setting is ignored, said once per process."""
+    wanted, named_by = named_conventions()
     found = recorded(store, CONVENTIONS)
     if found is None:
-        return env, not store.read_only
-    if os.environ.get(ENV) is not None and env != found and (str(store.path), env) not in _SAID:
-        _SAID.add((str(store.path), env))
+        return wanted, not store.read_only
+    if named_by is not None and wanted != found and (str(store.path), wanted) not in _SAID:
+        _SAID.add((str(store.path), wanted))
         say(
-            f"{ENV}={env!r} is ignored: this store reads with its recorded conventions "
+            f"{named_by}={wanted!r} is ignored: this store reads with its recorded conventions "
             f"({found!r}); change them with `traceladder reindex --conventions NAMES`"
         )
     return found, False
@@ -73,7 +73,7 @@ def stale_traces(store: Store, version: int, conventions_of: Callable[[str], str
     `conventions_of` gives the store's setting); None when the store predates stamps (opened
     read-only before its migration: every trace is then stale)."""
     setting = recorded(store, CONVENTIONS)
-    stamp = conventions_of(setting if setting is not None else _normalised(os.environ.get(ENV, "")))
+    stamp = conventions_of(setting if setting is not None else named_conventions()[0])
     try:
         found = store.fetchall(
             f"SELECT count(*) FROM traces WHERE {_STALE}", {"version": version, "conventions": stamp}

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from traceladder.conventions.attribute_values import ABSENT, ARGS_TOOL_SPAN, args_rank_of, name_text, text
-from traceladder.conventions.base import TOOL, Convention, Role
-from traceladder.conventions.sightings import Execution
-from traceladder.conventions.views import SpanView
+from traceladder.plugin_api.conventions import (
+    ABSENT,
+    ARGS_TOOL_SPAN,
+    TOOL,
+    Convention,
+    Execution,
+    Role,
+    SpanView,
+    args_rank_of,
+    name_text,
+    text,
+)
 
 
 class ToyFramework(Convention):

@@ -3,7 +3,7 @@ input but the calls, so it judges every trace; its results reach SQL with no sto
 
 from __future__ import annotations
 
-from traceladder.evaluators import Finding, RungResult, TraceInputs
+from traceladder.plugin_api.rungs import Finding, RungResult, TraceInputs
 
 NUMBER = 3
 NAME = "step_budget"

@@ -10,8 +10,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from traceladder.cases.spec import CategorySpec, SuiteSpec, SuiteTotals
-from traceladder.domain import ChainSpec, Domain, LedgerEntry, SimHints, ToolOutcome
+from traceladder.plugin_api.domains import (
+    CategorySpec,
+    ChainSpec,
+    Domain,
+    LedgerEntry,
+    SimHints,
+    SuiteSpec,
+    SuiteTotals,
+    ToolOutcome,
+)
 
 DATA = Path(__file__).parent / "data"
 FILES = ("tools.json", "fixtures.json", "system_prompt.txt")
