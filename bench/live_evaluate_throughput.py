@@ -29,7 +29,10 @@ from traceladder.evaluation.policy_file import load_policy  # noqa: E402
 from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp  # noqa: E402
 from traceladder.live.watch import WatchOptions, judge_due  # noqa: E402
 from traceladder.storage import Store  # noqa: E402
-from traceladder.storage.derived import Stamp  # noqa: E402
+from traceladder.storage.derived import (
+    TRACE_FACT_SCHEMA,  # noqa: E402
+    Stamp,  # noqa: E402
+)
 from traceladder.storage.trace_index import index_traces  # noqa: E402
 
 POLICY = """
@@ -76,7 +79,7 @@ def make_live(store: Store) -> None:
         conn.register("affected_traces", conn.sql("SELECT DISTINCT trace_id FROM spans").to_arrow_table())
         conn.register(
             "derived_facts",
-            pa.table({"trace_id": pa.array([], pa.string()), "agent_name": pa.array([], pa.string())}),
+            TRACE_FACT_SCHEMA.empty_table(),
         )
         index_traces(
             conn,

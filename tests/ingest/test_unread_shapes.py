@@ -38,13 +38,13 @@ def test_a_trace_in_shapes_nobody_reads_is_not_evaluated_with_the_shapes_named(t
     rungs = _sql(db, f"SELECT DISTINCT status FROM rung_results WHERE trace_id = '{ids['vercel_like']}'")
     assert rungs == [{"status": "not_evaluated"}]
 
-    # one call read by a known convention, the schema-violating one in a shape nobody reads
+    # LiteLLM's old-style function_call is read since the litellm convention exists: both calls are
+    # read, and the schema-violating one fails rung 1 (unread, it was NOT_EVALUATED; never PASS)
     litellm = verdicts[ids["litellm_like"]]
-    assert litellm["verdict"] == "NOT_EVALUATED"
-    assert "gen_ai.completion.N.function_call (1 span)" in litellm["explanation"]
-    assert _sql(db, f"SELECT tool_name FROM tool_calls WHERE trace_id = '{ids['litellm_like']}'") == [
-        {"tool_name": "get_weather"}
-    ]
+    assert litellm["verdict"] == "FAIL"
+    assert _sql(
+        db, f"SELECT tool_name FROM tool_calls WHERE trace_id = '{ids['litellm_like']}' ORDER BY 1"
+    ) == [{"tool_name": "book_table"}, {"tool_name": "get_weather"}]
 
     # the control: every call read, so it is judged as before
     assert verdicts[ids["known_shape"]]["verdict"] == "PASS"
@@ -82,7 +82,8 @@ def test_explain_names_the_convention_of_each_span_each_calls_source_and_what_wa
     assert out.returncode == 0, out.stderr
     assert "execute_tool get_weather" in out.stdout and "otel_genai: tool" in out.stdout
     assert "#1 get_weather id=call_b1" in out.stdout and "from tool_span (otel_genai)" in out.stdout
-    assert "gen_ai.completion.N.function_call (1 span) — attribute" in out.stdout
+    # the litellm convention reads the old-style function_call: nothing is left unread
+    assert "book_table" in out.stdout and "unread tool activity:\n  none" in out.stdout
 
 
 def test_explain_refuses_an_unknown_trace_and_a_missing_store_in_one_line(tmp_path):

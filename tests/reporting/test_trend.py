@@ -82,7 +82,7 @@ def add(store, n, *, version="1.0", verdict="PASS", cls=None, weight=1.0, first_
     for _ in range(n):
         trace_id = f"{next(_ids):032x}"
         store.execute(
-            "INSERT INTO traces VALUES (?, ?, ?, 1, 1, true, ?, NULL, false, ?, ?, ?, NULL, 1, ?, ?)",
+            "INSERT INTO traces VALUES (?, ?, ?, 1, 1, true, ?, NULL, false, ?, ?, ?, NULL, 1, ?, ?, NULL)",
             [trace_id, first_seen, first_seen, start, service, version, environment, *CURRENT_STAMP],
         )
         store.execute(
@@ -260,7 +260,7 @@ def test_an_empty_store_says_so_and_exits_0(db):
     assert result.stdout == "no traces in the store yet; nothing to compare\n"
     with Store(db) as store:
         store.execute("INSERT INTO traces VALUES ('ab', now(), now(), 1, 1, true, NULL, NULL, false, 'shop', "
-                      "'1.0', NULL, NULL, 0, ?, ?)", list(CURRENT_STAMP))  # fmt: skip
+                      "'1.0', NULL, NULL, 0, ?, ?, NULL)", list(CURRENT_STAMP))  # fmt: skip
     result = cli("trend", "--db", str(db))
     assert result.returncode == 0 and result.stdout.startswith("no judged traces yet (1 trace(s) stored;")
     code, out = trend_json(db)

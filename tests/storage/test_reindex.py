@@ -111,7 +111,9 @@ def test_a_store_of_a_past_release_is_reindexed_to_equal_a_fresh_ingest(
         assert len(rebuilt[name]) == len(expected[name]) > 0, name
         differ = [(a, b) for a, b in zip(rebuilt[name], expected[name], strict=True) if a != b]
         assert differ == [], (name, differ[:3])
-    assert len(rebuilt["tool_calls"]) == calls
+    # today's extraction reads other calls than the past release's (the readers grew, history
+    # copies merge by id): what counts is that the rebuilt rows equal a fresh ingest's (above)
+    assert len(rebuilt["tool_calls"]) > 200 and calls > 200
     # stamped, and nothing more to say
     r = cli("sql", "--db", str(old), "SELECT DISTINCT extraction, conventions FROM tool_calls", "--json")
     assert (r.returncode, r.stderr) == (0, "")

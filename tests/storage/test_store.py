@@ -206,7 +206,7 @@ def test_results_of_an_older_store_are_carried_into_long_form(tmp_path):
         conn.execute("INSERT INTO findings VALUES ('run-1', 'fc-d1-002', 0, ?, 2, 'PARAM_WRONG_VALUE', 'get_order', "
                      "'order_id', '\"W441\"', '\"W442\"', 'm', 1, '1.1.0')", ["b" * 32])  # fmt: skip
     with Store(db) as store:
-        assert store.applied_migrations()[-9:] == [
+        assert store.applied_migrations()[-10:] == [
             "004_long_form_results",
             "005_otlp_sources",
             "006_live_traces",

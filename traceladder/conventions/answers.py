@@ -17,6 +17,7 @@ from typing import Any
 from traceladder.conventions import registry
 from traceladder.conventions.attribute_values import loads
 from traceladder.conventions.base import Messages, Side
+from traceladder.instrumentation import semconv as sc
 
 
 def _messages(attrs: dict[str, Any], side: Side) -> Messages:
@@ -75,10 +76,10 @@ def response_text(attrs: dict[str, Any]) -> str | None:
 
 # The OTel GenAI attribute holding a request's system prompt (semantic conventions 1.37+: a list of
 # parts), which no convention's `messages` reads: the prompt is not one of the input messages.
-SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+SYSTEM_INSTRUCTIONS = sc.SYSTEM_INSTRUCTIONS
 # OTel GenAI message events (span events, or log records) that speak before the model's first turn.
-SYSTEM_EVENTS = frozenset({"gen_ai.system.message"})
-USER_EVENTS = frozenset({"gen_ai.user.message"})
+SYSTEM_EVENTS = frozenset({sc.EVENT_SYSTEM_MESSAGE})
+USER_EVENTS = frozenset({sc.EVENT_USER_MESSAGE})
 
 
 def message_text(value: Any, depth: int = 0) -> str | None:

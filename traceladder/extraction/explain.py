@@ -41,7 +41,7 @@ def explain(trace_id: str, rows: TraceRows, conventions: str) -> Explanation:
         hooks = registry.hooks()
         views, logs = trace_views(rows, trace_id)
         found = extract_trace(views, logs)
-        reading = read_trace(views, logs, found.calls, hooks)
+        reading = read_trace(views, logs, [*found.calls, *found.prior], hooks)
     claimed = {c.span_id: c for c in reading.claims}
     lines = [
         SpanLine(s.span_id, s.parent_span_id, s.name,

@@ -35,6 +35,7 @@ from traceladder.conventions import registry
 from traceladder.conventions.attribute_values import python_literal
 from traceladder.conventions.base import TOOL
 from traceladder.conventions.views import ExtractedCall, LogView, SpanView
+from traceladder.instrumentation import semconv as sc
 
 # A key segment (or a JSON object's `type`) that names a tool call, case and separators aside.
 _TOOL_TOKENS = frozenset(
@@ -279,7 +280,7 @@ def _span_items(span: SpanView) -> Iterator[_Item]:
 
 
 def _log_items(record: LogView) -> Iterator[_Item]:
-    label = f"log record {record.event_name or record.attributes.get('event.name') or ''}: ".replace(
+    label = f"log record {record.event_name or record.attributes.get(sc.EVENT_NAME) or ''}: ".replace(
         " : ", ": "
     )
     yield from _flat_items(record.attributes, label, _LOG, record.record_id)
@@ -307,8 +308,8 @@ def _read(item: _Item, call_ids: set[str], call_names: set[str]) -> bool:
 
 
 def _tool_like(span: SpanView) -> bool:
-    op = span.attributes.get("gen_ai.operation.name")
-    return op == "execute_tool" or bool(_SPAN_NAME.search(span.name or ""))
+    op = span.attributes.get(sc.OPERATION_NAME)
+    return op == sc.OP_EXECUTE_TOOL or bool(_SPAN_NAME.search(span.name or ""))
 
 
 def read_trace(

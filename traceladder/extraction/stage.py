@@ -254,7 +254,7 @@ class Stage:
             found = extract_trace(kept, log_views)
             calls.extend(_call_row(tid, c) for c in found.calls)
             definitions.extend(_definition_row(tid, d) for d in found.definitions)
-            read = read_trace(kept, log_views, found.calls, hooks)
+            read = read_trace(kept, log_views, [*found.calls, *found.prior], hooks)
             reading.extend(_reading_rows(tid, read))
             facts.append((tid, _agent_name(kept, hooks), read.reason))
             key = conversation_key((v.attributes for v in kept), _resources(row for _, row in stored))

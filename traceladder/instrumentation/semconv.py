@@ -48,6 +48,10 @@ OP_INVOKE_AGENT: Final = "invoke_agent"
 
 # Event names (log records or span events) of the event form of the conventions.
 EVENT_USER_MESSAGE: Final = "gen_ai.user.message"
+EVENT_SYSTEM_MESSAGE: Final = "gen_ai.system.message"
+SYSTEM_INSTRUCTIONS: Final = (
+    "gen_ai.system_instructions"  # a request's system prompt (1.37+: a list of parts)
+)
 EVENT_CHOICE: Final = "gen_ai.choice"
 EVENT_ASSISTANT_MESSAGE: Final = "gen_ai.assistant.message"
 EVENT_TOOL_MESSAGE: Final = "gen_ai.tool.message"

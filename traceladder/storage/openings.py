@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from traceladder.conventions.answers import SYSTEM_EVENTS, SYSTEM_INSTRUCTIONS, USER_EVENTS, event_opening
+from traceladder.instrumentation import semconv as sc
 from traceladder.storage.db import Store, trace_id_table
 
 _NAMES = sorted(SYSTEM_EVENTS | USER_EVENTS)
@@ -29,9 +30,9 @@ WHERE role = 'llm' AND attributes->>'$."{key}"' IS NOT NULL
 ORDER BY trace_id, start_ns, span_id
 """
 _RECORDS = """
-SELECT trace_id, coalesce(event_name, attributes->>'$."event.name"') AS name, body
+SELECT trace_id, coalesce(event_name, attributes->>'$."{event_key}"') AS name, body
 FROM log_records SEMI JOIN wanted_traces USING (trace_id)
-WHERE coalesce(event_name, attributes->>'$."event.name"') IN ({names})
+WHERE coalesce(event_name, attributes->>'$."{event_key}"') IN ({names})
 ORDER BY trace_id, time_ns, record_id
 """
 
@@ -57,7 +58,9 @@ def read_event_openings(store: Store, trace_ids: Sequence[str]) -> dict[str, tup
             for event in _json(events) or ():
                 if isinstance(event, dict) and event.get("name") in SYSTEM_EVENTS | USER_EVENTS:
                     found.setdefault(trace_id, []).append((event["name"], event.get("attributes")))
-        for trace_id, name, body in conn.execute(_RECORDS.format(names=names)).fetchall():
+        for trace_id, name, body in conn.execute(
+            _RECORDS.format(names=names, event_key=sc.EVENT_NAME)
+        ).fetchall():
             found.setdefault(trace_id, []).append((name, _json(body)))
     out = {}
     for trace_id, events in found.items():
