@@ -46,7 +46,10 @@ def test_evaluate_peak_memory_does_not_grow_with_the_store(tmp_path):
     for name, traces in sizes.items():
         db = tmp_path / f"{traces}.duckdb"
         bulk_store(db, traces)
-        peaks[name] = _peak_mb(db)
+        # Peak RSS is noisy upwards (allocator and thread timing, more so on a loaded box): the
+        # smaller of two evaluations of the same store is the command's own need (re-evaluating
+        # replaces the results, so the second run does the same work).
+        peaks[name] = min(_peak_mb(db), _peak_mb(db))
         con = duckdb.connect(str(db), read_only=True)
         judged = con.execute("SELECT count(*), count(DISTINCT verdict) FROM trace_results").fetchone()
         con.close()

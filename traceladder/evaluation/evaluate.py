@@ -180,7 +180,12 @@ class _Pass:
 
     def finish(self, conn: duckdb.DuckDBPyConnection) -> None:
         """In the last batch's transaction: the sampling rule, and the caller's `after`."""
-        judge_conversations(conn, self.ids.to_pylist(), self.live.policies, self.conversation_idle_since)
+        # The conversations of a batch of traces at a time: all of the store's at once held every
+        # turn in memory (tests/evaluation/test_memory.py). A conversation spanning two batches is
+        # judged again with the second, whole each time: its rows are replaced, never added twice.
+        for start in range(0, len(self.ids), BATCH_TRACES):
+            batch = self.ids.slice(start, BATCH_TRACES).to_pylist()
+            judge_conversations(conn, batch, self.live.policies, self.conversation_idle_since)
         sampling = self.live.sampling
         if not sampling.everything:  # so rates computed later know what a trace stands for
             record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)
