@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from traceladder.errors import first_line
 from traceladder.otlp.decoded import LOG_SCHEMA
 from traceladder.storage.db import Store
+from traceladder.storage.derived import Extraction
 from traceladder.storage.segments import (
     ChecksumMismatch,
     Segment,
@@ -33,7 +34,6 @@ from traceladder.storage.segments import (
     segment_root,
 )
 from traceladder.storage.spans import SPAN_SCHEMA
-from traceladder.storage.derived import Extraction
 from traceladder.storage.writes import SegmentRecord, WriteCounts, write_batch
 from traceladder.text import printable
 

@@ -73,9 +73,10 @@ class _LinkingStage:
         derived = self.stage.extract(batch, conventions)
         if derived.prior is not None and derived.prior.num_rows:
             names = pc.unique(derived.prior.column("tool_name")).to_pylist()
+            stored = f"{self.file_db}.main.tool_calls"
             self.conn.execute(
-                f"INSERT INTO tool_calls BY NAME SELECT * FROM {self.file_db}.main.tool_calls WHERE trace_id IN "
-                f"(SELECT trace_id FROM {self.file_db}.main.tool_calls WHERE list_contains($names, tool_name)) "
+                f"INSERT INTO tool_calls BY NAME SELECT * FROM {stored} WHERE trace_id IN "
+                f"(SELECT trace_id FROM {stored} WHERE list_contains($names, tool_name)) "
                 "AND trace_id NOT IN (SELECT trace_id FROM tool_calls) "
                 "AND trace_id NOT IN (SELECT trace_id FROM overlay_traces)",
                 {"names": [n for n in names if n is not None]},
