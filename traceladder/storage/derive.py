@@ -40,18 +40,11 @@ def _only(table: pa.Table, trace_ids: pa.Array) -> pa.Table:
 
 
 def store_derived(
-    conn: duckdb.DuckDBPyConnection,
-    derived: DerivedRows,
-    trace_ids: pa.Array,
-    *,
-    arrived: bool = True,
-    spans: pa.Table | None = None,
+    conn: duckdb.DuckDBPyConnection, derived: DerivedRows, trace_ids: pa.Array, *, arrived: bool = True
 ) -> int:
     """Replace the tool calls, definitions, reading and trace-index rows of `trace_ids` (a subset of the
     traces `derived` covers) with `derived`'s; returns how many traces. `arrived`: the traces
-    gained rows now (their `last_seen` moves); a rebuild keeps it. `spans`: every span of those
-    traces (`trace_index.INDEXED_SPAN_COLUMNS`), when the caller holds them; else the index reads
-    the spans table."""
+    gained rows now (their `last_seen` moves); a rebuild keeps it."""
     if len(trace_ids) == 0:
         return 0
     calls, definitions, facts, reading = derived.calls, derived.definitions, derived.facts, derived.reading
@@ -69,8 +62,6 @@ def store_derived(
     conn.register("derived_reading", reading.select(READING_SCHEMA.names))
     conn.register("derived_keys", keys.select(CONVERSATION_KEY_SCHEMA.names))
     conn.register("derived_prior", prior.select(PRIOR_CALL_SCHEMA.names))
-    if spans is not None:
-        conn.register("indexed_spans", spans)
     try:
         conn.execute("DELETE FROM tool_calls WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
         conn.execute("DELETE FROM tool_definitions WHERE trace_id IN (SELECT trace_id FROM affected_traces)")
@@ -91,9 +82,7 @@ def store_derived(
             "SELECT *, $v, $c FROM derived_reading",
             stamp,
         )
-        index_traces(
-            conn, stamp=derived.stamp, arrived=arrived, spans="spans" if spans is None else "indexed_spans"
-        )
+        index_traces(conn, stamp=derived.stamp, arrived=arrived)
         for table, source, schema in (
             ("conversation_keys", "derived_keys", CONVERSATION_KEY_SCHEMA),
             ("prior_calls", "derived_prior", PRIOR_CALL_SCHEMA),
@@ -107,7 +96,7 @@ def store_derived(
         group_conversations(conn, derived.stamp)
     finally:
         for name in ("affected_traces", "derived_calls", "derived_definitions", "derived_facts",
-                     "derived_reading", "derived_keys", "derived_prior", "indexed_spans"):  # fmt: skip
+                     "derived_reading", "derived_keys", "derived_prior"):  # fmt: skip
             _unregister(conn, name)
     return len(trace_ids)
 

@@ -18,10 +18,6 @@ import duckdb
 
 from traceladder.storage.derived import Stamp
 
-# What the facts read of a span.
-INDEXED_SPAN_COLUMNS = (
-    "trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "status_code", "resource", "role",
-)  # fmt: skip
 # A trace's root is its span without a parent (the earliest, if a broken producer sent several).
 _FACTS = """
 SELECT a.trace_id,
@@ -38,34 +34,26 @@ SELECT a.trace_id,
                 max(s.resource->>'$."deployment.environment"')) AS environment,
        count(*) FILTER (WHERE s.role = 'llm')::INTEGER AS model_turns
 FROM affected_traces a
-LEFT JOIN {spans} s ON s.trace_id = a.trace_id
+LEFT JOIN spans s ON s.trace_id = a.trace_id
 GROUP BY a.trace_id
 """
 
 
 def index_traces(
-    conn: duckdb.DuckDBPyConnection,
-    now: datetime | None = None,
-    *,
-    stamp: Stamp,
-    arrived: bool = True,
-    spans: str = "spans",
+    conn: duckdb.DuckDBPyConnection, now: datetime | None = None, *, stamp: Stamp, arrived: bool = True
 ) -> None:
     """Rewrite the index rows of the registered `affected_traces`: facts recomputed from all their
     spans, `first_seen` kept, a new `seq`, `last_seen` now when they `arrived` (kept on a rebuild),
-    and the extraction's `stamp`. `spans` names where every span of those traces is (`INDEXED_SPAN_COLUMNS`):
-    the table, or a registered relation of the rows a writer has in hand — which spares a scan of
-    every stored span (`spans.trace_id` has no index), a cost that grew with the store."""
+    and the extraction's `stamp`."""
     moment = (now or datetime.now(UTC)).replace(tzinfo=None)
     last_seen = "$now" if arrived else "coalesce(o.last_seen, $now)"
-    facts = _FACTS.format(spans=spans)
     fresh = conn.sql(
         f"""
         SELECT f.trace_id, coalesce(o.first_seen, $now) AS first_seen, {last_seen} AS last_seen,
                nextval('trace_arrival_seq') AS seq, f.spans, f.has_root, f.start_ns, f.end_ns, f.error,
                f.service, f.service_version, f.environment, d.agent_name, f.model_turns,
                $version AS extraction, $conventions AS conventions, d.unread
-        FROM ({facts}) f LEFT JOIN traces o USING (trace_id) LEFT JOIN derived_facts d USING (trace_id)
+        FROM ({_FACTS}) f LEFT JOIN traces o USING (trace_id) LEFT JOIN derived_facts d USING (trace_id)
         ORDER BY f.trace_id
         """,
         params={"now": moment, "version": stamp.version, "conventions": stamp.conventions},

@@ -36,7 +36,6 @@ from traceladder.storage.derived import (
 )
 from traceladder.storage.settings import CONVENTIONS, conventions_setting, record
 from traceladder.storage.spans import SPAN_COLUMNS
-from traceladder.storage.trace_index import INDEXED_SPAN_COLUMNS
 
 LOG_COLUMNS = (*LOG_SCHEMA.names, "source")
 
@@ -67,9 +66,8 @@ def default_extraction() -> Extraction:
 
 def stored_rows(conn: duckdb.DuckDBPyConnection, table: str = "wanted_traces") -> TraceRows:
     """Everything stored of the traces registered as `table` (a `trace_id` column)."""
-    # `role` too, beyond what the stage reads: the trace index counts model requests by it
     spans = conn.sql(
-        f"SELECT {', '.join(STORED_SPAN_COLUMNS)}, role FROM spans SEMI JOIN {table} USING (trace_id) "
+        f"SELECT {', '.join(STORED_SPAN_COLUMNS)} FROM spans SEMI JOIN {table} USING (trace_id) "
         "ORDER BY trace_id"
     ).to_arrow_table()
     logs = conn.sql(
@@ -116,17 +114,6 @@ def new_spans(spans: pa.Table, stored: pa.Table) -> pa.Table:
     if stored.num_rows:
         spans = spans.filter(pc.invert(pc.is_in(keys, value_set=_span_keys(stored).combine_chunks())))
     return spans
-
-
-def _indexed(stored: pa.Table, inserted: pa.Table | None) -> pa.Table:
-    """Every span of the batch's traces once it is written (the stored ones of the traces that had
-    some, and those inserted), in the columns the trace index reads."""
-    schema = pa.schema([(c, pa.int64() if c.endswith("_ns") else pa.string()) for c in INDEXED_SPAN_COLUMNS])
-    parts = [stored] if inserted is None else [stored, inserted]
-    return pa.concat_tables(
-        pa.Table.from_arrays([p.column(c).cast(schema.field(c).type) for c in schema.names], schema=schema)
-        for p in parts
-    )
 
 
 def _insert_spans(conn: duckdb.DuckDBPyConnection, spans: pa.Table) -> pa.Array:
@@ -212,10 +199,8 @@ def write_batch(
             register(name, _numbered(table))
         touched: list[pa.ChunkedArray | pa.Array] = []
         added_spans = new_logs = 0
-        inserted = None
         if spans_in is not None:
-            inserted = new_spans(spans_in, prior.spans)
-            ids = _insert_spans(conn, inserted)
+            ids = _insert_spans(conn, new_spans(spans_in, prior.spans))
             added_spans = len(ids)
             touched.append(ids)
         if "log_batch" in given:
@@ -227,7 +212,7 @@ def write_batch(
             chunks = [c for t in touched for c in (t.chunks if isinstance(t, pa.ChunkedArray) else [t])]
             affected = pc.unique(pa.chunked_array(chunks, pa.string()))
             affected = affected.filter(pc.is_valid(affected))
-            traces = store_derived(conn, derived, affected, spans=_indexed(prior.spans, inserted))
+            traces = store_derived(conn, derived, affected)
         if segments:
             conn.executemany(
                 "INSERT INTO ingested_segments (name, signal, rows) VALUES (?, ?, ?)",
