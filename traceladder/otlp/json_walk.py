@@ -55,6 +55,8 @@ _STATUS = frozenset({"code", "message"})
 _EVENT = frozenset({"timeUnixNano", "name", "attributes", "droppedAttributesCount"})
 _LINK = frozenset({"traceId", "spanId", "traceState", "attributes", "droppedAttributesCount", "flags"})
 _KEY_VALUE = frozenset({"key", "value"})
+_VALUES = frozenset({"values"})
+MAX_DEPTH = 16
 
 
 def _object(value: Any, known: frozenset[str]) -> dict[str, Any]:
@@ -97,8 +99,10 @@ def _id(value: Any, pattern: re.Pattern[str], zero: str) -> str:
     return value
 
 
-def _value(v: Any) -> Any:
-    """An AnyValue object → the plain value the exact path gives (`values.any_value`)."""
+def _value(v: Any, depth: int) -> Any:
+    """An AnyValue object → the plain value the exact path gives (`values.any_value`). `depth`:
+    the arrays and lists it sits in — `json_format` refuses messages nested past 100 levels, so a
+    value nested deeper than `MAX_DEPTH` (far below that) is left to it."""
     if type(v) is not dict or len(v) > 1:
         raise Irregular
     if not v:
@@ -123,13 +127,17 @@ def _value(v: Any) -> Any:
             return x
         raise Irregular
     if kind == "arrayValue":
-        return [_value(e) for e in _list(_object(x, frozenset({"values"})).get("values", []))]
+        if depth >= MAX_DEPTH:
+            raise Irregular
+        return [_value(e, depth + 1) for e in _list(_object(x, _VALUES).get("values", []))]
     if kind == "kvlistValue":
-        return _attributes(_object(x, frozenset({"values"})).get("values", []))
+        if depth >= MAX_DEPTH:
+            raise Irregular
+        return _attributes(_object(x, _VALUES).get("values", []), depth + 1)
     raise Irregular  # bytesValue (base64 rules) and anything else: the exact path
 
 
-def _attributes(kvs: Any) -> dict[str, Any]:
+def _attributes(kvs: Any, depth: int = 0) -> dict[str, Any]:
     """A KeyValue list → dict, the last duplicate key winning (as the exact path)."""
     out: dict[str, Any] = {}
     for kv in _list(kvs):
@@ -143,7 +151,7 @@ def _attributes(kvs: Any) -> dict[str, Any]:
             out[key] = s
             continue
         _object(kv, _KEY_VALUE)
-        out[_text(kv.get("key", ""))] = None if "value" not in kv else _value(value)
+        out[_text(kv.get("key", ""))] = None if "value" not in kv else _value(value, depth)
     return out
 
 
