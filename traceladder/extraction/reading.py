@@ -133,9 +133,24 @@ def reason_of(unread: Sequence[Unread], executed: int, calls: int) -> str | None
 _MENTIONS = re.compile(r"(?i)tool[_-]?(?:call|use|invocation)|function[_-]?call|execute[_-]?tool")
 
 
+def _mentions(text: str) -> bool:
+    """Whether `text` matches `_MENTIONS`. Every match holds "tool" or "funct", whose letters have
+    no case folding beyond ASCII's (unlike i, s and k), so text whose lower case holds neither
+    cannot match: that test runs in C, where the case-blind alternation scanned every history's
+    whole text in Python's regex engine — most of ingest's time (docs/decisions.md 373)."""
+    low = text.lower()
+    found = [i for i in (low.find("tool"), low.find("funct")) if i >= 0]
+    if not found:
+        return False
+    # a match starts at most 8 characters before its "tool" ("execute-tool"), never before the
+    # first one; lower case can change the length (İ), and then the indices do not line up
+    start = max(0, min(found) - 8) if len(low) == len(text) else 0
+    return _MENTIONS.search(text, start) is not None
+
+
 def _json_value(value: Any) -> Any:
     """A structured value, or JSON text (else a Python literal's repr) that mentions tools, parsed."""
-    if isinstance(value, str) and value[:1] in ("[", "{") and _MENTIONS.search(value):
+    if isinstance(value, str) and value[:1] in ("[", "{") and _mentions(value):
         try:
             return orjson.loads(value)
         except orjson.JSONDecodeError:
@@ -210,7 +225,7 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str) -> Iter
     values holding call items."""
     groups: dict[str, dict[str, Any]] = {}
     for key, value in attrs.items():
-        if isinstance(value, str) and not _MENTIONS.search(key) and not _MENTIONS.search(value):
+        if isinstance(value, str) and not _mentions(key) and not _mentions(value):
             continue  # names no tool call, as key or as text: nothing to look at
         parts = key.split(".")
         hit = next((i for i, p in enumerate(parts) if _says_tool(p)), None)
