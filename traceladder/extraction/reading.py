@@ -135,17 +135,23 @@ _MENTIONS = re.compile(r"(?i)tool[_-]?(?:call|use|invocation)|function[_-]?call|
 
 def _mentions(text: str) -> bool:
     """Whether `text` matches `_MENTIONS`. Every match holds "tool" or "funct", whose letters have
-    no case folding beyond ASCII's (unlike i, s and k), so text whose lower case holds neither
-    cannot match: that test runs in C, where the case-blind alternation scanned every history's
-    whole text in Python's regex engine — most of ingest's time (docs/decisions.md 373)."""
+    no case folding beyond ASCII's (unlike i, s and k), so a match can only start where its lower
+    case holds one: at a "funct", at a "tool", or 7–8 characters before a "tool" ("execute-tool").
+    The pattern is tried there alone; its case-blind scan of every history's whole text was most of
+    ingest's time (docs/decisions.md 373)."""
     low = text.lower()
-    found = [i for i in (low.find("tool"), low.find("funct")) if i >= 0]
-    if not found:
+    if "tool" not in low and "funct" not in low:
         return False
-    # a match starts at most 8 characters before its "tool" ("execute-tool"), never before the
-    # first one; lower case can change the length (İ), and then the indices do not line up
-    start = max(0, min(found) - 8) if len(low) == len(text) else 0
-    return _MENTIONS.search(text, start) is not None
+    if len(low) != len(text):  # lower case changed the length (İ): the indices do not line up
+        return _MENTIONS.search(text) is not None
+    match = _MENTIONS.match
+    for stem, before in (("tool", (0, 7, 8)), ("funct", (0,))):
+        at = low.find(stem)
+        while at >= 0:
+            if any(at >= b and match(text, at - b) for b in before):
+                return True
+            at = low.find(stem, at + 1)
+    return False
 
 
 def _json_value(value: Any) -> Any:
