@@ -4,16 +4,16 @@ ingester in the same run.
 Workload: the agent-shaped spans of tests/otlp_workload.py (real OTel SDK, ~3.2 KB of protobuf per
 span), 512 per request, written as OTLP/JSON lines the way the Collector's file exporter does.
 
-* ingest: the real code path (`traceladder.ingest.run.ingest`): DuckDB's vectorised JSON reader
-  decodes many requests per query (`otlp.shred`), rows are written in bulk, tool calls derived.
+* ingest: the real code path (`traceladder.ingest.run.ingest`): the one OTLP/JSON decoder
+  (`otlp.decode`, the receiver's), rows written in bulk, the extraction stage deriving the calls.
   Also shown: the decode step alone.
 * naive: json_format.Parse per request (ids fixed from hex first), per-span Python to rows, one
   insert per request; tool calls derived by the same code.
 
     python bench/ingest_throughput.py [--requests 200] [--smoke] [--json] [--against main]
 
-Also in the same run: the two OTLP/JSON decoders (the receiver's `json_format` path and DuckDB's
-bulk reader, `otlp.shred`) in CPU µs per span; with `--against REF`, REF's `ingest` of the same
+Also in the same run: the OTLP/JSON decoder (orjson and a strict walk, falling back to its exact
+path) beside its exact path alone (`json_format`), in CPU µs per span; with `--against REF`, REF's `ingest` of the same
 file in a child process (a temporary `git worktree`), so "faster than today" is a ratio measured
 beside ours, in CPU per span, against the store's write floor (the decoded rows inserted as they
 are, one transaction a batch: what storing every span costs before anything is derived).
@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-import duckdb
 import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +41,8 @@ from measures import add_options, cpu_seconds, measure, reporting  # noqa: E402 
 
 from traceladder.ingest.run import ingest  # noqa: E402
 from traceladder.otlp.decode import decode_traces  # noqa: E402
-from traceladder.otlp.shred import shred_traces  # noqa: E402
+from traceladder.otlp.otlp_json import trace_request  # noqa: E402
+from traceladder.otlp.protobuf import decode_trace_request  # noqa: E402
 from traceladder.storage.db import Store  # noqa: E402
 from traceladder.storage.fold import fold_pending  # noqa: E402
 from traceladder.storage.segments import SegmentWriter, segment_root  # noqa: E402
@@ -90,11 +90,10 @@ def run(args: argparse.Namespace) -> None:
         sample_spans = sum(decode_traces(s, "application/json").table.num_rows for s in sample)
         naive_rate = sample_spans / naive(sample, Path(tmp) / "naive.duckdb")
 
-        con = duckdb.connect()
         start = time.perf_counter()
-        tables = [shred_traces(con, lines[i : i + 20])[0] for i in range(0, len(lines), 20)]
+        tables = _decoded_groups(lines)
         decoded = sum(t.num_rows for t in tables)
-        shred_rate = decoded / (time.perf_counter() - start)
+        decode_rate = decoded / (time.perf_counter() - start)
 
         # The write floor: the same decoded rows inserted as they are (one Arrow insert and one
         # commit per group of 20 requests, what ingest commits at a time), no tool calls derived.
@@ -120,11 +119,11 @@ def run(args: argparse.Namespace) -> None:
             store.execute("CHECKPOINT")
             size_mb = store.path.stat().st_size / 1e6
             differ = differing_calls(store, Path(tmp) / "anchor.duckdb")
-        decoders = _decoders(lines, con)
+        decoders = _decoders(lines)
         today = _against(args.against, path, Path(tmp)) if args.against else None
     print(f"naive (json_format + per-request insert), {sample_spans} spans: {naive_rate:,.0f} spans/s")
     print(
-        f"decode only, DuckDB JSON reader:          {shred_rate:,.0f} spans/s  (x{shred_rate / naive_rate:.1f} naive)"
+        f"decode only, the OTLP/JSON decoder:       {decode_rate:,.0f} spans/s  (x{decode_rate / naive_rate:.1f} naive)"
     )
     print(f"store write floor (decoded rows inserted, no derivation): {write_rate:,.0f} spans/s")
     print(
@@ -135,7 +134,7 @@ def run(args: argparse.Namespace) -> None:
         "ingest, Collector JSON lines", n / elapsed, "spans/s", baseline=naive_rate, baseline_name="naive"
     )
     measure("ingest, per CPU-second", n / cpu, "spans/CPU-s")
-    measure("decode only", shred_rate, "spans/s", baseline=naive_rate, baseline_name="naive")
+    measure("decode only", decode_rate, "spans/s", baseline=naive_rate, baseline_name="naive")
     measure("store write floor: decoded rows inserted, no derivation", write_rate, "spans/s")
     measure("store on disk: agent spans, chat histories", size_mb / calls * 1e6, "MB per million calls")
     ours_us = cpu / n * 1e6
@@ -175,7 +174,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 class Anchor(NamedTuple):
-    decode_us: float  # CPU µs per span: DuckDB's bulk reader over every request
+    decode_us: float  # CPU µs per span: the OTLP/JSON decoder over every request
     write_us: float  # the one transaction (every span, the calls derived in SQL) and the checkpoint
     calls: int
 
@@ -201,12 +200,11 @@ FROM spans WHERE attributes->>'$."gen_ai.operation.name"' = 'execute_tool'
 
 
 def store_anchor(lines: list[bytes], db: Path) -> Anchor:
-    """The issue's store anchor: every request decoded by DuckDB's bulk reader, then one DuckDB
+    """The issue's store anchor: every request decoded by the OTLP/JSON decoder, then one DuckDB
     transaction that writes every span (attributes as JSON) and derives the calls in SQL, then one
     checkpoint. What storing and deriving cost with nothing else: ingest's floor."""
-    con = duckdb.connect()
     cpu0 = cpu_seconds()
-    tables = [shred_traces(con, lines[i : i + 20])[0] for i in range(0, len(lines), 20)]
+    tables = _decoded_groups(lines)
     decode = cpu_seconds() - cpu0
     spans = pa.concat_tables(tables)
     spans = spans.append_column("source", pa.array(["file"] * spans.num_rows, pa.string()))
@@ -228,11 +226,10 @@ def serve_fold(lines: list[bytes], db: Path) -> tuple[float, int]:
     """(CPU µs per span, calls) of serve's fold: the requests as the receiver leaves them (one
     durable segment each), folded into a new store by `fold_pending` (what serve's fold loop and
     every command opening the store run), then checkpointed."""
-    con = duckdb.connect()
     writer = SegmentWriter(segment_root(db))
     n = 0
     for line in lines:
-        table = shred_traces(con, [line])[0]
+        table = decode_traces(line, "application/json").table
         writer.write("spans", table.append_column("source", pa.array(["otlp"] * table.num_rows, pa.string())))
         n += table.num_rows
     with Store(db) as store:
@@ -258,19 +255,24 @@ def differing_calls(ours: Store, anchor: Path) -> int:
         ours.execute("DETACH anchor")
 
 
-def _decoders(lines: list[bytes], con: duckdb.DuckDBPyConnection) -> dict[str, float]:
+def _decoded_groups(lines: list[bytes]) -> list[pa.Table]:
+    """Every request decoded, in tables of 20 requests (what ingest writes at a time)."""
+    return [
+        pa.concat_tables([decode_traces(line, "application/json").table for line in lines[i : i + 20]])
+        for i in range(0, len(lines), 20)
+    ]
+
+
+def _decoders(lines: list[bytes]) -> dict[str, float]:
     """CPU µs per span of each OTLP/JSON decoder on the same requests."""
     sample = lines[: max(2, len(lines) // 4)]
     out = {}
     cpu0 = cpu_seconds()
+    n = sum(decode_trace_request(*trace_request(s)).table.num_rows for s in sample)
+    out["json_format (the exact path alone)"] = (cpu_seconds() - cpu0) / n * 1e6
+    cpu0 = cpu_seconds()
     n = sum(decode_traces(s, "application/json").table.num_rows for s in sample)
-    out["json_format (receiver's Python path)"] = (cpu_seconds() - cpu0) / n * 1e6
-    cpu0 = cpu_seconds()
-    n = sum(shred_traces(con, sample[i : i + 20])[0].num_rows for i in range(0, len(sample), 20))
-    out["DuckDB bulk reader (otlp.shred)"] = (cpu_seconds() - cpu0) / n * 1e6
-    cpu0 = cpu_seconds()
-    n = sum(shred_traces(con, [s])[0].num_rows for s in sample)
-    out["DuckDB bulk reader, one request a query (serve's shape)"] = (cpu_seconds() - cpu0) / n * 1e6
+    out["the one decoder (orjson + walk; serve and ingest)"] = (cpu_seconds() - cpu0) / n * 1e6
     return out
 
 

@@ -1,4 +1,5 @@
-"""Shared helpers of the OTLP decoding tests: OTLP/JSON builders and both JSON decode paths."""
+"""Shared helpers of the OTLP decoding tests: OTLP/JSON builders, and the one OTLP/JSON decoder
+beside its exact path alone (the walk's fallback, `otlp_json` + `json_format`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import duckdb
 import pyarrow as pa
 
 from traceladder.otlp import DecodedBatch, decode_traces
-from traceladder.otlp.shred import shred_traces
+from traceladder.otlp.otlp_json import trace_request
+from traceladder.otlp.protobuf import decode_trace_request
 
 PB = "application/x-protobuf"
 JS = "application/json"
@@ -77,16 +79,16 @@ def one(body: bytes, ct: str = JS) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- helpers using both JSON paths
-def batch_of(body: bytes, shred: bool, con: duckdb.DuckDBPyConnection) -> DecodedBatch:
-    if shred:
-        table, rejected = shred_traces(con, [body])
-        return DecodedBatch(table, [r for _, r in rejected])
+def batch_of(body: bytes, exact: bool, con: duckdb.DuckDBPyConnection) -> DecodedBatch:
+    """The body decoded by the one decoder, or (`exact`) by its exact path alone."""
+    if exact:
+        return decode_trace_request(*trace_request(body))
     return decode_traces(body, JS)
 
 
-def decoded(body: bytes, shred: bool, con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    b = batch_of(body, shred, con)
+def decoded(body: bytes, exact: bool, con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    b = batch_of(body, exact, con)
     assert b.rejected == [], b.rejected
-    if shred:  # and the DuckDB path always agrees with the json_format path
-        assert rows(b.table) == rows(decode_traces(body, JS).table)
+    # and the decoder (its walk, where the request is plain) always agrees with the exact path
+    assert rows(b.table) == rows(batch_of(body, not exact, con).table)
     return rows(b.table)

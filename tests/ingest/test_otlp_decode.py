@@ -1,4 +1,4 @@
-"""OTLP decoding: protobuf and OTLP/JSON give the same rows; the DuckDB bulk path (`otlp.shred`)
+"""OTLP decoding: protobuf and OTLP/JSON give the same rows; the DuckDB bulk path (`otlp.exact`)
 gives the same rows as the exact path; the OTLP/JSON traps (hex ids, int enums, int64 strings,
 unknown fields) are handled (rejections and logs: test_otlp_rejections.py)."""
 
@@ -8,8 +8,9 @@ import base64
 from typing import Any
 
 import duckdb
+import orjson
 import otlp_workload as workload
-import pyarrow as pa
+import producers
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
@@ -20,7 +21,6 @@ from otlp_helpers import (
     PID,
     SID,
     TID,
-    assert_same,
     decoded,
     one,
     req_json,
@@ -28,8 +28,9 @@ from otlp_helpers import (
     span_json,
 )
 
-from traceladder.otlp import TRACE_SCHEMA, decode_traces
-from traceladder.otlp.shred import shred_traces
+from traceladder.otlp import TRACE_SCHEMA, decode_traces, json_walk
+from traceladder.otlp.otlp_json import trace_request
+from traceladder.otlp.protobuf import decode_trace_request
 
 
 # --------------------------------------------------------------------------- equality across encodings
@@ -41,13 +42,17 @@ def test_protobuf_and_json_give_identical_tables(sdk_bodies: list[bytes]) -> Non
         assert p.table.equals(j.table)  # byte-identical, not only equal once parsed
 
 
-def test_duckdb_shredder_matches_protobuf_path(
-    sdk_bodies: list[bytes], con: duckdb.DuckDBPyConnection
-) -> None:
-    p = pa.concat_tables([decode_traces(b, PB).table for b in sdk_bodies])
-    table, rejected = shred_traces(con, [workload.to_otlp_json(b) for b in sdk_bodies])
-    assert rejected == []
-    assert_same(table, p)
+def test_the_walk_reads_plain_requests_into_the_exact_rows(sdk_bodies: list[bytes]) -> None:
+    """The one OTLP/JSON decoder reads what exporters send by its walk — not by falling back to
+    the exact path — and gives the exact path's rows, byte for byte."""
+    bodies = [workload.to_otlp_json(b) for b in sdk_bodies]
+    for scenario in sorted(producers.FIXTURES.glob("*/*/traces-*.pb")):
+        bodies.append(workload.to_otlp_json(scenario.read_bytes()))
+    for body in bodies:
+        walked = json_walk.trace_rows(orjson.loads(body))  # raises Irregular if it fell back
+        exact = decode_trace_request(*trace_request(body))
+        assert not exact.rejected and walked.table.num_rows > 0
+        assert walked.table.equals(exact.table)
 
 
 def test_sdk_span_columns(sdk_bodies: list[bytes]) -> None:
@@ -71,25 +76,25 @@ def test_sdk_span_columns(sdk_bodies: list[bytes]) -> None:
 
 
 # --------------------------------------------------------------------------- OTLP/JSON quirks
-@pytest.mark.parametrize("shred", [False, True])
-def test_hex_ids_any_case(shred: bool, con: duckdb.DuckDBPyConnection) -> None:
+@pytest.mark.parametrize("exact", [False, True])
+def test_hex_ids_any_case(exact: bool, con: duckdb.DuckDBPyConnection) -> None:
     body = req_json(span_json(traceId=TID.upper(), spanId=SID.upper()))
-    r = decoded(body, shred, con)[0]
+    r = decoded(body, exact, con)[0]
     assert (r["trace_id"], r["span_id"], r["parent_span_id"]) == (TID, SID, PID)
 
 
-@pytest.mark.parametrize("shred", [False, True])
-def test_base64_ids_tolerated(shred: bool, con: duckdb.DuckDBPyConnection) -> None:
+@pytest.mark.parametrize("exact", [False, True])
+def test_base64_ids_tolerated(exact: bool, con: duckdb.DuckDBPyConnection) -> None:
     b64t = base64.b64encode(bytes.fromhex(TID)).decode()  # 24 chars
     b64s = base64.b64encode(bytes.fromhex(SID)).decode()  # 12 chars
     assert (len(b64t), len(b64s)) == (24, 12)
     body = req_json(span_json(traceId=b64t, spanId=b64s, parentSpanId=""))
-    r = decoded(body, shred, con)[0]
+    r = decoded(body, exact, con)[0]
     assert (r["trace_id"], r["span_id"], r["parent_span_id"]) == (TID, SID, None)
 
 
-@pytest.mark.parametrize("shred", [False, True])
-def test_int64_as_string_and_number(shred: bool, con: duckdb.DuckDBPyConnection) -> None:
+@pytest.mark.parametrize("exact", [False, True])
+def test_int64_as_string_and_number(exact: bool, con: duckdb.DuckDBPyConnection) -> None:
     a = span_json(
         startTimeUnixNano="1796008934247672463",
         attributes=[{"key": "n", "value": {"intValue": "47"}}],
@@ -99,13 +104,13 @@ def test_int64_as_string_and_number(shred: bool, con: duckdb.DuckDBPyConnection)
         startTimeUnixNano=1796008934247672463,
         attributes=[{"key": "n", "value": {"intValue": 47}}],
     )
-    ra, rb = decoded(req_json(a, b), shred, con)
+    ra, rb = decoded(req_json(a, b), exact, con)
     assert ra["start_ns"] == rb["start_ns"] == 1796008934247672463
     assert ra["attributes"] == rb["attributes"] == {"n": 47}
 
 
-@pytest.mark.parametrize("shred", [False, True])
-def test_enums_as_int_and_name(shred: bool, con: duckdb.DuckDBPyConnection) -> None:
+@pytest.mark.parametrize("exact", [False, True])
+def test_enums_as_int_and_name(exact: bool, con: duckdb.DuckDBPyConnection) -> None:
     a = span_json(kind=3, status={"code": 2, "message": "boom"})
     b = span_json(
         spanId="eee19b7ec3c1b175",
@@ -114,20 +119,20 @@ def test_enums_as_int_and_name(shred: bool, con: duckdb.DuckDBPyConnection) -> N
     )
     c = span_json(spanId="eee19b7ec3c1b176", kind=99, status={"code": 1})  # open enum, out of range
     d = span_json(spanId="eee19b7ec3c1b177", kind="SPAN_KIND_SIDEWAYS")  # unknown name: the zero value
-    ra, rb, rc, rd = decoded(req_json(a, b, c, d), shred, con)
+    ra, rb, rc, rd = decoded(req_json(a, b, c, d), exact, con)
     assert rd["kind"] == "UNSPECIFIED"
     assert (ra["kind"], ra["status_code"], ra["status_message"]) == ("CLIENT", "ERROR", "boom")
     assert (rb["kind"], rb["status_code"]) == ("CLIENT", "ERROR")
     assert (rc["kind"], rc["status_code"], rc["status_message"]) == ("UNSPECIFIED", "OK", None)
 
 
-@pytest.mark.parametrize("shred", [False, True])
-def test_unknown_fields_ignored(shred: bool, con: duckdb.DuckDBPyConnection) -> None:
+@pytest.mark.parametrize("exact", [False, True])
+def test_unknown_fields_ignored(exact: bool, con: duckdb.DuckDBPyConnection) -> None:
     sp = span_json(futureField={"x": 1}, droppedAttributesCount=3)
     sp["attributes"][0]["value"]["futureValueField"] = 1
     sp["attributes"][0]["futureKvField"] = True
     body = req_json(sp, futureTopLevel=[1, 2])
-    r = decoded(body, shred, con)[0]
+    r = decoded(body, exact, con)[0]
     assert r["attributes"] == {"gen_ai.tool.name": "get_weather"}
 
 
@@ -185,13 +190,13 @@ ANY_CASES: list[tuple[dict[str, Any], Any]] = [
 ]
 
 
-@pytest.mark.parametrize("shred", [False, True])
+@pytest.mark.parametrize("exact", [False, True])
 @pytest.mark.parametrize("value,expected", ANY_CASES)
 def test_anyvalue_shapes(
-    value: dict[str, Any], expected: Any, shred: bool, con: duckdb.DuckDBPyConnection
+    value: dict[str, Any], expected: Any, exact: bool, con: duckdb.DuckDBPyConnection
 ) -> None:
     sp = span_json(attributes=[{"key": "k", "value": value}])
-    r = decoded(req_json(sp), shred, con)[0]
+    r = decoded(req_json(sp), exact, con)[0]
     assert r["attributes"] == {"k": expected}
 
 
@@ -232,8 +237,8 @@ def test_duplicate_attribute_keys_last_wins(con: duckdb.DuckDBPyConnection) -> N
             {"key": "k", "value": {"stringValue": "last"}},
         ]
     )
-    for shred in (False, True):
-        assert decoded(req_json(sp), shred, con)[0]["attributes"] == {"k": "last"}
+    for exact in (False, True):
+        assert decoded(req_json(sp), exact, con)[0]["attributes"] == {"k": "last"}
 
 
 def test_events_and_links_json(con: duckdb.DuckDBPyConnection) -> None:
@@ -247,8 +252,8 @@ def test_events_and_links_json(con: duckdb.DuckDBPyConnection) -> None:
         ],
         links=[{"traceId": TID, "spanId": PID, "attributes": [{"key": "w", "value": {"intValue": 1}}]}],
     )
-    for shred in (False, True):
-        r = decoded(req_json(sp), shred, con)[0]
+    for exact in (False, True):
+        r = decoded(req_json(sp), exact, con)[0]
         assert r["events"] == [
             {"name": "exception", "time_ns": 5, "attributes": {"exception.type": "ValueError"}}
         ]

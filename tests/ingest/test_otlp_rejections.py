@@ -27,19 +27,18 @@ from otlp_helpers import (
 )
 
 from traceladder.otlp import LOG_SCHEMA, DecodeError, decode_logs, decode_traces
-from traceladder.otlp.shred import shred_traces
 from traceladder.storage import Store
 from traceladder.storage.derived import DERIVED_SPAN_COLUMNS as TOOL_COLUMNS
 from traceladder.storage.writes import write_batch
 
 
 # --------------------------------------------------------------------------- rejections
-@pytest.mark.parametrize("shred", [False, True])
-def test_bad_trace_id_rejected_siblings_survive_json(shred: bool, con: duckdb.DuckDBPyConnection) -> None:
+@pytest.mark.parametrize("exact", [False, True])
+def test_bad_trace_id_rejected_siblings_survive_json(exact: bool, con: duckdb.DuckDBPyConnection) -> None:
     good1 = span_json(spanId="0000000000000001")
     bad = span_json(spanId="0000000000000002", traceId=TID[:30])  # 15 bytes
     good2 = span_json(spanId="0000000000000003")
-    b = batch_of(req_json(good1, bad, good2), shred, con)
+    b = batch_of(req_json(good1, bad, good2), exact, con)
     assert [r["span_id"] for r in rows(b.table)] == ["0000000000000001", "0000000000000003"]
     (rej,) = b.rejected
     assert rej.index == 1 and rej.span_id == "0000000000000002"
@@ -70,9 +69,9 @@ def test_bad_trace_id_rejected_siblings_survive_protobuf() -> None:
     assert len(b.rejected) == 5 and "trace_id not 16 bytes" in b.message()
 
 
-@pytest.mark.parametrize("shred", [False, True])
-def test_undecodable_id_rejected(shred: bool, con: duckdb.DuckDBPyConnection) -> None:
-    b = batch_of(req_json(span_json(spanId="not-an-id!"), span_json(spanId="0000000000000009")), shred, con)
+@pytest.mark.parametrize("exact", [False, True])
+def test_undecodable_id_rejected(exact: bool, con: duckdb.DuckDBPyConnection) -> None:
+    b = batch_of(req_json(span_json(spanId="not-an-id!"), span_json(spanId="0000000000000009")), exact, con)
     assert b.table.column("span_id").to_pylist() == ["0000000000000009"]
     assert [r.reason for r in b.rejected] == ["spanId is neither hex nor base64"]
 
@@ -162,38 +161,24 @@ def test_logs_bad_ids_rejected() -> None:
         {"attributes": [{"key": "d", "value": {"doubleValue": "lots"}}]},
     ],
 )
-@pytest.mark.parametrize("shred", [False, True])
+@pytest.mark.parametrize("exact", [False, True])
 def test_mistyped_field_rejects_only_its_span(
-    field: dict[str, Any], shred: bool, con: duckdb.DuckDBPyConnection
+    field: dict[str, Any], exact: bool, con: duckdb.DuckDBPyConnection
 ) -> None:
     bad = span_json(spanId="0000000000000002", **field)
     b = batch_of(
-        req_json(span_json(spanId="0000000000000001"), bad, span_json(spanId="0000000000000003")), shred, con
+        req_json(span_json(spanId="0000000000000001"), bad, span_json(spanId="0000000000000003")), exact, con
     )
     assert b.table.column("span_id").to_pylist() == ["0000000000000001", "0000000000000003"]
     (rejected,) = b.rejected
     assert rejected.index == 1 and rejected.reason.startswith("does not fit the OTLP schema")
 
 
-def test_shredder_refuses_invalid_json_and_utf8(con: duckdb.DuckDBPyConnection) -> None:
-    with pytest.raises(DecodeError):
-        shred_traces(con, [req_json(span_json()), b'{"resourceSpans": [}'])
-    with pytest.raises(DecodeError):
-        shred_traces(con, [b'{"resourceSpans": [], "x": "\xff"}'])
-
-
-def test_shredder_reports_which_body_a_rejection_came_from(con: duckdb.DuckDBPyConnection) -> None:
-    bodies = [req_json(span_json()), req_json(span_json(spanId="zz"), span_json(spanId="0000000000000004"))]
-    table, rejected = shred_traces(con, bodies)
-    assert table.column("span_id").to_pylist() == [SID, "0000000000000004"]
-    assert [(i, r.index, r.reason) for i, r in rejected] == [(1, 0, "spanId is neither hex nor base64")]
-
-
-def _stored(body: bytes, shred: bool, con: duckdb.DuckDBPyConnection, db: Path) -> list[dict[str, Any]]:
+def _stored(body: bytes, exact: bool, con: duckdb.DuckDBPyConnection, db: Path) -> list[dict[str, Any]]:
     """The spans of `body` as the store keeps them once written: decoded, their tool columns
     derived by the extraction stage (decoding reads no convention)."""
-    decoded(body, shred, con)  # usable, and both decoders agree
-    table = batch_of(body, shred, con).table
+    decoded(body, exact, con)  # usable, and both decoders agree
+    table = batch_of(body, exact, con).table
     with Store(db) as store:
         write_batch(store, spans=table.append_column("source", pa.array(["test"] * table.num_rows)))
         return [dict(zip(TOOL_COLUMNS, r, strict=True)) for r in store.fetchall(
@@ -201,8 +186,8 @@ def _stored(body: bytes, shred: bool, con: duckdb.DuckDBPyConnection, db: Path) 
         )]  # fmt: skip
 
 
-@pytest.mark.parametrize("shred", [False, True])
-def test_tool_columns_materialised(shred: bool, con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+@pytest.mark.parametrize("exact", [False, True])
+def test_tool_columns_materialised(exact: bool, con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     tool = span_json(
         attributes=[
             {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
@@ -218,7 +203,7 @@ def test_tool_columns_materialised(shred: bool, con: duckdb.DuckDBPyConnection, 
             {"key": "error.type", "value": {"stringValue": "timeout"}},
         ],
     )
-    (c, t) = _stored(req_json(tool, chat), shred, con, tmp_path / "s.duckdb")
+    (c, t) = _stored(req_json(tool, chat), exact, con, tmp_path / "s.duckdb")
     assert (t["operation"], t["tool_name"], t["tool_call_id"], t["tool_arguments"], t["convention"]) == (
         "execute_tool",
         "get_weather",

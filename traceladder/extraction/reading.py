@@ -133,9 +133,30 @@ def reason_of(unread: Sequence[Unread], executed: int, calls: int) -> str | None
 _MENTIONS = re.compile(r"(?i)tool[_-]?(?:call|use|invocation)|function[_-]?call|execute[_-]?tool")
 
 
+def _mentions(text: str) -> bool:
+    """Whether `text` matches `_MENTIONS`. Every match holds "tool" or "funct", whose letters have
+    no case folding beyond ASCII's (unlike i, s and k), so a match can only start where its lower
+    case holds one: at a "funct", at a "tool", or 7–8 characters before a "tool" ("execute-tool").
+    The pattern is tried there alone; its case-blind scan of every history's whole text was most of
+    ingest's time (docs/decisions.md 373)."""
+    low = text.lower()
+    if "tool" not in low and "funct" not in low:
+        return False
+    if len(low) != len(text):  # lower case changed the length (İ): the indices do not line up
+        return _MENTIONS.search(text) is not None
+    match = _MENTIONS.match
+    for stem, before in (("tool", (0, 7, 8)), ("funct", (0,))):
+        at = low.find(stem)
+        while at >= 0:
+            if any(at >= b and match(text, at - b) for b in before):
+                return True
+            at = low.find(stem, at + 1)
+    return False
+
+
 def _json_value(value: Any) -> Any:
     """A structured value, or JSON text (else a Python literal's repr) that mentions tools, parsed."""
-    if isinstance(value, str) and value[:1] in ("[", "{") and _MENTIONS.search(value):
+    if isinstance(value, str) and value[:1] in ("[", "{") and _mentions(value):
         try:
             return orjson.loads(value)
         except orjson.JSONDecodeError:
@@ -210,7 +231,7 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str) -> Iter
     values holding call items."""
     groups: dict[str, dict[str, Any]] = {}
     for key, value in attrs.items():
-        if isinstance(value, str) and not _MENTIONS.search(key) and not _MENTIONS.search(value):
+        if isinstance(value, str) and not _mentions(key) and not _mentions(value):
             continue  # names no tool call, as key or as text: nothing to look at
         parts = key.split(".")
         hit = next((i for i, p in enumerate(parts) if _says_tool(p)), None)

@@ -1,10 +1,10 @@
-"""Decoding the requests of one file: protobuf on the exact path, OTLP/JSON traces in bulk.
+"""Decoding the requests of one file with the receiver's decoders (`otlp.decode`).
 
 Protobuf does not say which signal it holds — traces and logs requests share their field
 numbers — so both readings are tried and the one with more usable items wins (`--signal`
-overrides). OTLP/JSON says it (`resourceSpans` / `resourceLogs`). JSON trace requests are decoded
-many at a time by DuckDB (`otlp.shred`, ~10x the exact path); when a group holds a body DuckDB
-cannot parse, the group is decoded body by body on the exact path, which names the bad one.
+overrides). OTLP/JSON says it (`resourceSpans` / `resourceLogs`). JSON trace requests are
+gathered in groups of `GROUP_BYTES` — the unit `ingest.parallel` hands a process and the rows
+written together — each decoded by the one OTLP/JSON decoder `serve` uses (docs/decisions.md 371).
 """
 
 from __future__ import annotations
@@ -12,12 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import duckdb
-
 from traceladder.ingest.requests import Request
 from traceladder.otlp import DecodedBatch, DecodeError, decode_logs, decode_traces
 from traceladder.otlp.decode import JSON, PROTOBUF
-from traceladder.otlp.shred import shred_traces
 
 GROUP_BYTES = 32 << 20  # JSON trace bodies per DuckDB query (the default; `ingest` may pass less)
 
@@ -67,10 +64,7 @@ def joins_group(request: Request, signal: str | None) -> bool:
 class FileDecoder:
     """Decodes one file's requests; yields results in file order (JSON traces grouped)."""
 
-    def __init__(
-        self, con: duckdb.DuckDBPyConnection, signal: str | None, group_bytes: int = GROUP_BYTES
-    ) -> None:
-        self.con = con
+    def __init__(self, signal: str | None, group_bytes: int = GROUP_BYTES) -> None:
         self.signal = signal
         self.group_bytes = group_bytes
         self._group: list[Request] = []
@@ -108,18 +102,5 @@ class FileDecoder:
 
     def flush(self) -> Iterator[Decoded | DecodeError]:
         group, self._group, self._group_bytes = self._group, [], 0
-        if not group:
-            return
-        try:
-            table, rejected = shred_traces(self.con, [r.body for r in group])
-        except DecodeError:
-            for request in group:
-                yield from self._exact(request, "traces")
-            return
-        if not rejected:
-            yield Decoded(group[0].where if len(group) == 1 else group[0].where.rsplit(":", 1)[0], "traces",
-                          DecodedBatch(table))  # fmt: skip
-            return
-        for index, reason in rejected:  # report rejections where they came from, rows all at once
-            yield Decoded(group[index].where, "traces", DecodedBatch(table.slice(0, 0), [reason]))
-        yield Decoded(group[0].where, "traces", DecodedBatch(table))
+        for request in group:
+            yield from self._exact(request, "traces")

@@ -22,8 +22,6 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
 from traceladder.ingest.decoding import GROUP_BYTES, Decoded, FileDecoder, joins_group
 from traceladder.ingest.requests import ReadError, Request, read_requests
 from traceladder.otlp import DecodeError
@@ -60,15 +58,9 @@ def units(path: str | Path, file: int, signal: str | None, group_bytes: int = GR
     yield Unit(file, True, signal, pending, group_bytes)
 
 
-_connection: duckdb.DuckDBPyConnection | None = None
-
-
 def decode_unit(unit: Unit) -> list[Item]:
     """Every item of the unit, in the order the serial decoder gives them."""
-    global _connection
-    if _connection is None:  # one in-memory DuckDB per process, for the bulk JSON decoder
-        _connection = duckdb.connect()
-    decoder = FileDecoder(_connection, unit.signal, unit.group_bytes)
+    decoder = FileDecoder(unit.signal, unit.group_bytes)
     out: list[Item] = []
     for request in unit.requests:
         if isinstance(request, ReadError):

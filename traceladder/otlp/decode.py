@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from traceladder.otlp import otlp_json
+from traceladder.otlp import json_walk, otlp_json
 from traceladder.otlp.decoded import DecodedBatch, DecodeError
 from traceladder.otlp.protobuf import (
     decode_log_request,
@@ -27,7 +27,11 @@ def decode_traces(body: bytes, content_type: str | None) -> DecodedBatch:
     if mt == PROTOBUF:
         return decode_trace_request(parse_trace_request(body))
     if mt == JSON:
-        return decode_trace_request(*otlp_json.trace_request(body))
+        request = otlp_json.load_object(body)
+        try:  # the plain shape every exporter sends, read straight; anything else: the exact path
+            return json_walk.trace_rows(request)
+        except (json_walk.Irregular, RecursionError):
+            return decode_trace_request(*otlp_json.trace_request(request))
     raise DecodeError(f"unsupported content type {content_type!r}; send {PROTOBUF} or {JSON}")
 
 

@@ -134,8 +134,10 @@ def inner_field(json_name: str) -> str:
     return re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), json_name)
 
 
-def trace_request(body: bytes) -> tuple[ExportTraceServiceRequest, Overrides]:
-    d = load_object(body)
+def trace_request(body: bytes | dict[str, Any]) -> tuple[ExportTraceServiceRequest, Overrides]:
+    """The request as the official message, and the spans to reject with why (bad ids). Takes the
+    body, or its object already parsed by `load_object` (which this changes in place)."""
+    d = load_object(body) if isinstance(body, bytes) else body
     overrides: Overrides = {}
     for idx, span in _items(d, "resourceSpans", "scopeSpans", "spans"):
         if problem := _fix_ids(span, _SPAN_IDS):

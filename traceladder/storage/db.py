@@ -286,11 +286,11 @@ def open_store(
     say: Callable[[str], None] = log.warning,
     stale_notice: bool = True,
 ) -> Store:
-    """Open the store after folding in what a receiver acknowledged, so every command sees every
-    span acknowledged before it started. A reader folds through a short write open of its own;
-    when that cannot run (the file is not writable, the disk is full, another process holds the
-    store), it reads what is folded and, if segments are waiting, says once through `say` how
-    many. A writer's fold that cannot run is the writer's error: it could not write either.
+    """Open the store with what a receiver acknowledged, so every command sees every span
+    acknowledged before it started. A writer folds the pending segments in (a fold that cannot
+    run is the writer's error: it could not write either). A reader never writes: it lays them
+    over the file it opened read-only (`storage.overlay`), and says once through `say` about a
+    segment it could not show.
     A store holding rows of an older extraction says so once (`stale_notice`)."""
     store = _open(path, read_only, say)
     if stale_notice:
@@ -329,32 +329,18 @@ def _open(path: Path, read_only: bool, say: Callable[[str], None]) -> Store:
 
 
 def _open_reader(path: Path, say: Callable[[str], None]) -> Store:
-    from traceladder.storage.segments import has_pending, pending, segment_root
+    from traceladder.storage.segments import has_pending
 
+    store = Store(path, read_only=True)
     if not has_pending(path):
-        return Store(path, read_only=True)
-    from traceladder.storage.fold import fold_pending, store_cannot_write
+        return store
+    from traceladder.storage.overlay import overlay_pending, say_unshown  # Arrow, the stage
 
-    why, lock_timeout = "", None
-    if not os.access(path, os.W_OK):
-        why = "the store file is not writable"
-    else:
-        try:
-            with Store(path) as writer:
-                fold_pending(writer, say=say)
-        except StoreBusy as exc:
-            # Already waited the full lock wait: a reader that holds the store lets us in at
-            # once, a writer that holds it gets the usual error at once.
-            why, lock_timeout = first_line(exc), 0.0
-        except Exception as exc:
-            if not (isinstance(exc, StoreError) or store_cannot_write(exc)):
-                raise
-            why = first_line(exc)
-    store = Store(path, read_only=True, lock_timeout=lock_timeout)
-    left = len(pending(segment_root(path)))
-    if left and why:
-        what = "1 segment is" if left == 1 else f"{left} segments are"
-        say(f"{what} pending and not folded yet ({why}); answering from what is folded")
+    try:
+        say_unshown(overlay_pending(store), say)
+    except BaseException:
+        store.close()
+        raise
     return store
 
 

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from traceladder.errors import first_line
 from traceladder.otlp.decoded import LOG_SCHEMA
 from traceladder.storage.db import Store
+from traceladder.storage.derived import Extraction
 from traceladder.storage.segments import (
     ChecksumMismatch,
     Segment,
@@ -63,7 +64,7 @@ class FoldResult(NamedTuple):
     damaged: int  # set aside: unreadable, checksum mismatch, or rows the store refused
 
 
-class _Loaded(NamedTuple):
+class Loaded(NamedTuple):
     segment: Segment
     table: pa.Table
 
@@ -103,9 +104,25 @@ def _refused(exc: BaseException) -> str:
     return _reason("the store refused its rows", exc)
 
 
-def _read(segment: Segment) -> pa.Table:
+def read_segment(segment: Segment) -> pa.Table:
     schema = _SCHEMAS[segment.signal]
     return pq.read_table(pa.BufferReader(read_verified(segment))).select(schema.names).cast(schema)
+
+
+def load(group: Sequence[Segment], refuse: Callable[[Segment, str], None]) -> list[Loaded]:
+    """The rows of each segment of `group`; a segment that cannot be read is `refuse`d with the
+    reason, one gone since it was listed (removed by hand) is skipped."""
+    loaded = []
+    for segment in group:
+        try:
+            loaded.append(Loaded(segment, read_segment(segment)))
+        except FileNotFoundError:
+            continue
+        except ChecksumMismatch as exc:
+            refuse(segment, str(exc))
+        except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
+            refuse(segment, _reason("cannot be read", exc))
+    return loaded
 
 
 def _set_aside(segment: Segment, root: Path, reason: str) -> None:
@@ -118,7 +135,7 @@ def _set_aside(segment: Segment, root: Path, reason: str) -> None:
         target.with_name(target.name + ".reason").write_text(reason + "\n", encoding="utf-8")
 
 
-def _write(store: Store, loaded: Sequence[_Loaded]) -> WriteCounts:
+def _write(store: Store, loaded: Sequence[Loaded], extraction: Extraction | None = None) -> WriteCounts:
     tables: dict[str, list[pa.Table]] = {"spans": [], "logs": []}
     for item in loaded:
         tables[item.segment.signal].append(item.table)
@@ -127,16 +144,20 @@ def _write(store: Store, loaded: Sequence[_Loaded]) -> WriteCounts:
         spans=pa.concat_tables(tables["spans"]) if tables["spans"] else None,
         logs=pa.concat_tables(tables["logs"]) if tables["logs"] else None,
         segments=[SegmentRecord(i.segment.name, i.segment.signal, i.table.num_rows) for i in loaded],
+        extraction=extraction,
     )
 
 
-def _write_isolated(
-    store: Store, loaded: Sequence[_Loaded], refuse: Callable[[Segment, str], None]
-) -> tuple[list[_Loaded], int, int]:
+def write_isolated(
+    store: Store,
+    loaded: Sequence[Loaded],
+    refuse: Callable[[Segment, str], None],
+    extraction: Extraction | None = None,
+) -> tuple[list[Loaded], int, int]:
     """Write the group in one transaction; if the store refuses it, write each segment alone and
     `refuse` those it still refuses. Returns what was written and its new span and log rows."""
     try:
-        counts = _write(store, loaded)
+        counts = _write(store, loaded, extraction)
         return list(loaded), counts.spans, counts.logs
     except Exception as exc:
         if store_cannot_write(exc):
@@ -144,11 +165,11 @@ def _write_isolated(
         if len(loaded) == 1:
             refuse(loaded[0].segment, _refused(exc))
             return [], 0, 0
-    written: list[_Loaded] = []
+    written: list[Loaded] = []
     spans = logs = 0
     for item in loaded:
         try:
-            counts = _write(store, [item])
+            counts = _write(store, [item], extraction)
         except Exception as exc:
             if store_cannot_write(exc):
                 raise  # those written so far are recorded: the next fold unlinks them
@@ -169,6 +190,14 @@ def _summary(aside: list[tuple[Segment, str]], root: Path) -> str:
     return f"set aside {what} in {where}, not folded ({first.name}: {reason}{more}); folded the rest"
 
 
+def already_folded(store: Store, segments: Sequence[Segment]) -> set[str]:
+    """The names of `segments` the store records as folded (by a process that died before it
+    could unlink them)."""
+    names = [s.name for s in segments]
+    rows = store.fetchall("SELECT name FROM ingested_segments WHERE list_contains(?, name)", [names])
+    return {r[0] for r in rows}
+
+
 def fold_pending(
     store: Store,
     root: Path | None = None,
@@ -184,11 +213,7 @@ def fold_pending(
     segments = pending(root) if root.is_dir() else []
     if not segments:
         return FoldResult(0, 0, 0, 0)
-    names = [s.name for s in segments]
-    done = {
-        r[0]
-        for r in store.fetchall("SELECT name FROM ingested_segments WHERE list_contains(?, name)", [names])
-    }
+    done = already_folded(store, segments)
     for segment in segments:  # folded by a process that died before unlinking
         if segment.name in done:
             segment.path.unlink(missing_ok=True)
@@ -204,17 +229,8 @@ def fold_pending(
         for group in batches(todo, max_rows):
             if until is not None and until():
                 break
-            loaded = []
-            for segment in group:
-                try:
-                    loaded.append(_Loaded(segment, _read(segment)))
-                except FileNotFoundError:  # gone since it was listed (removed by hand): nothing to fold
-                    continue
-                except ChecksumMismatch as exc:
-                    refuse(segment, str(exc))
-                except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
-                    refuse(segment, _reason("cannot be read", exc))
-            written, new_spans, new_logs = _write_isolated(store, loaded, refuse) if loaded else ([], 0, 0)
+            loaded = load(group, refuse)
+            written, new_spans, new_logs = write_isolated(store, loaded, refuse) if loaded else ([], 0, 0)
             for item in written:
                 item.segment.path.unlink(missing_ok=True)
             # The records only guard the window between commit and unlink; that window has passed.
