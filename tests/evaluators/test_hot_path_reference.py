@@ -239,3 +239,27 @@ def test_diffs_with_the_exact_match_pass_are_every_parameter_classified(want, da
     analysis._expected = (CompiledExpected.of(expected),)
     reference = CompiledExpected.of(expected).diffs(call, analysis.classify)
     assert analysis.diffs(0, 0) == reference
+
+
+def test_a_constant_rung_result_is_one_row_however_many_verdicts_share_it():
+    """A rung's constant result (one object, `ladder._constant`) is built into a row once; each
+    trace still gets its own row for it, beside its own rows for the rungs that ran."""
+    from traceladder.evaluators.ladder import _constant
+    from traceladder.evaluators.types import RungResult, Verdict, VerdictValue
+    from traceladder.storage.readers import UnitRow
+
+    state = next(r for r in Ladder().rungs if r.NAME == "state")
+    absent = _constant(state, "not_evaluated", "not evaluated: no sandbox ledger")
+    builder = RowBuilder("test")
+    for n in range(5):  # five distinct verdicts: rung 1 differs, the state rung's result is shared
+        ran = RungResult(1, "schema", "pass", {"valid_fraction": n / 5}, explanation=f"{n}/5")
+        verdict = Verdict(VerdictValue.PASS, None, 1, "schema", (ran, absent), "pass")
+        builder.add(UnitRow(f"t{n}", "r", None, 0, None, "ok", None), None, verdict)
+    assert len(builder.rung_rows) == 6  # five rung-1 rows and one state row
+    rungs = builder.tables().rungs.sort_by([("trace_id", "ascending"), ("rung", "ascending")])
+    assert rungs.num_rows == 10
+    assert rungs.column("explanation").to_pylist() == [
+        text for n in range(5) for text in (f"{n}/5", "not evaluated: no sandbox ledger")
+    ]
+    scores = rungs.column("scores").to_pylist()
+    assert scores[::2] == [[("valid_fraction", n / 5)] for n in range(5)] and scores[1::2] == [[]] * 5
