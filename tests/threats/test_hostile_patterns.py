@@ -305,3 +305,12 @@ def test_captured_schemas_built_to_hang_crash_or_reach_the_network_get_no_verdic
         "unusable",
         f"the definition of t cannot be used: $ref {url!r} is not a pointer into the definition itself",
     )
+
+
+def test_a_plug_in_iterates_errors_as_it_did_on_jsonschema_validators():
+    """`Domain.validators` reach plug-ins (the calendar sandbox calls `iter_errors`): the errors
+    keep jsonschema's `message` and `absolute_path`."""
+    validator = untrusted_validator(code_schema("^a"))
+    assert list(validator.iter_errors({"code": "a"})) == []
+    (error,) = validator.iter_errors({"code": "b"})
+    assert error.absolute_path == ("code",) and error.message == '"b" does not match "^a"'
