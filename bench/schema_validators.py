@@ -1,17 +1,16 @@
-"""One schema validator? `jsonschema-rs` against today's pair, in one run (issue 30 point 2).
+"""One schema validator: rung 1's (jsonschema-rs, decision 380) against jsonschema, in one run.
 
-Today rung 1 accepts with fastjsonschema (trusted schemas) and explains with jsonschema (the RE2
-`LinearRegexValidator` for untrusted ones). This bench times, on the retail domain's tool schemas:
+Until decision 380 rung 1 accepted with fastjsonschema and explained with jsonschema. This bench
+times, on the retail domain's tool schemas, what rung 1 does now against jsonschema (the anchor:
+the previous explainer, and the reference implementation):
 
-- accept: the suite's golden calls (all valid), checked by today's path (`SchemaRegistry`, fast
-  path on) and by `jsonschema_rs` (`is_valid`, RegexOptions: the linear-time regex engine);
+- accept: the suite's golden calls (all valid), by rung 1's `SchemaRegistry` (a distinct argument
+  text per call, so no memo hit) and by jsonschema's `is_valid`;
 - explain: the same calls made invalid (a required argument dropped, an unknown one added, a
-  wrong type), errors enumerated by jsonschema (trusted), by the untrusted linear validator, and
-  by `jsonschema_rs.iter_errors`.
+  wrong type), errors enumerated by `schema_errors` (the one validator) and by jsonschema.
 
-It reports each figure (CPU seconds) with today's path measured in the same run as its baseline,
-and prints whether the two sides agree on validity (verdicts), error counts and messages.
-`jsonschema-rs` is a dev dependency (the candidate; decision 226), not a runtime one.
+It prints each figure (CPU seconds) with the anchor measured in the same run, and whether the two
+agree on validity (verdicts) and error counts.
 
     python bench/schema_validators.py [--smoke] [--json]
 """
@@ -65,7 +64,7 @@ def main() -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import jsonschema_rs
+    from jsonschema import Draft202012Validator
 
     from traceladder.evaluators.schema import SchemaRegistry
     from traceladder.evaluators.types import Call
@@ -73,48 +72,40 @@ def _run(args: argparse.Namespace) -> int:
     domain = load_domain("retail")
     schemas = domain.tool_schemas
     valid, invalid = calls(2 if args.smoke else 60)
-    rs = {
-        name: jsonschema_rs.Draft202012Validator(
-            schema, validate_formats=True, pattern_options=jsonschema_rs.RegexOptions(),
-            retriever=lambda uri: (_ for _ in ()).throw(ValueError(f"{uri}: not fetched")),
-        )
-        for name, schema in schemas.items()
-    }  # fmt: skip
-    trusted = {name: compile_schema(s, trusted=True) for name, s in schemas.items()}
-    untrusted = {name: compile_schema(s, trusted=False) for name, s in schemas.items()}
-
+    formats = Draft202012Validator.FORMAT_CHECKER
+    reference = {name: Draft202012Validator(s, format_checker=formats) for name, s in schemas.items()}
+    ours = {name: compile_schema(s, trusted=True) for name, s in schemas.items()}
     registry = SchemaRegistry(schemas, "bench")  # compiled before timing, as rung 1 does once
 
-    def today_accept() -> None:
+    def rung1_accept() -> None:
         for n, (tool, params) in enumerate(valid):  # a distinct text per call: no memo hit
             registry.valid(Call(tool, params, json.dumps({**params, "_": n})))
 
-    anchors = {
-        "accept (valid calls)": (today_accept, lambda: [rs[t].is_valid(p) for t, p in valid]),
-        "explain, trusted (invalid calls)": (
-            lambda: [schema_errors(trusted[t], p) for t, p in invalid],
-            lambda: [list(rs[t].iter_errors(p)) for t, p in invalid],
+    def rung1_explain() -> None:
+        for n, (tool, params) in enumerate(invalid):
+            registry.errors(Call(tool, params, json.dumps({**params, "_": n})))
+
+    pairs = {
+        "accept (valid calls), rung 1": (lambda: [reference[t].is_valid(p) for t, p in valid], rung1_accept),
+        "explain (invalid calls), rung 1": (
+            lambda: [list(reference[t].iter_errors(p)) for t, p in invalid],
+            rung1_explain,
         ),
-        "explain, untrusted (invalid calls)": (
-            lambda: [schema_errors(untrusted[t], p) for t, p in invalid],
-            lambda: [list(rs[t].iter_errors(p)) for t, p in invalid],
+        "explain (invalid calls), schema_errors": (
+            lambda: [list(reference[t].iter_errors(p)) for t, p in invalid],
+            lambda: [schema_errors(ours[t], p) for t, p in invalid],
         ),
     }
     print(f"schema_validators: {len(valid):,} valid and {len(invalid):,} invalid retail calls, CPU s")
-    for label, (today, candidate) in anchors.items():
-        a, b = timed(today), timed(candidate)
+    for label, (anchor, candidate) in pairs.items():
+        a, b = timed(anchor), timed(candidate)
         print(
-            f"  {label:36s} today {a:7.3f}  jsonschema-rs {b:7.3f}  ratio today/rs {a / max(b, 1e-9):5.1f}x"
+            f"  {label:40s} jsonschema {a:7.3f}  ours {b:7.3f}  ratio jsonschema/ours {a / max(b, 1e-9):5.1f}x"
         )
-        measure(f"{label}: jsonschema-rs", b, "CPU s", baseline=max(a, 1e-9), baseline_name="today's path")
-    agree = all(rs[t].is_valid(p) for t, p in valid) and not any(rs[t].is_valid(p) for t, p in invalid)
-    counts = sum(len(schema_errors(trusted[t], p)) == len(list(rs[t].iter_errors(p))) for t, p in invalid)
-    same = sum(
-        [e.message for e in schema_errors(trusted[t], p)] == [e.message for e in rs[t].iter_errors(p)]
-        for t, p in invalid
-    )
-    print(f"  verdicts agree: {agree}; error counts agree on {counts}/{len(invalid)} invalid calls; "
-          f"messages word for word on {same}/{len(invalid)}")  # fmt: skip
+        measure(f"{label}", b, "CPU s", baseline=max(a, 1e-9), baseline_name="jsonschema")
+    agree = all(ours[t].is_valid(p) for t, p in valid) and not any(ours[t].is_valid(p) for t, p in invalid)
+    counts = sum(len(list(reference[t].iter_errors(p))) == len(schema_errors(ours[t], p)) for t, p in invalid)
+    print(f"  verdicts agree: {agree}; error counts agree on {counts}/{len(invalid)} invalid calls")
     return 0
 
 

@@ -45,7 +45,7 @@ def one_line(stderr: str) -> str:
         (trace_spans(9, "Cancel W1", [("cancel_order", '{"order_id": "W1"}', "{}", True)]),
          "call 1 uses cancel_order, which no selected trace recorded a definition of"),
         (trace_spans(9, "Look up order 7", [("get_order", '{"order_id": 7}', "{}", True)]),
-         "call 1 get_order: its arguments do not fit the definition: 7 is not of type 'string'"),
+         "call 1 get_order: its arguments do not fit the definition: 7 is not of type \"string\""),
     ],
     ids=["no-request", "invalid-json", "same-request", "no-definition", "schema-invalid"],
 )  # fmt: skip
@@ -75,7 +75,7 @@ def test_a_definition_that_is_not_json_schema_is_one_line(tmp_path):
     db = ingest(tmp_path, bad)
     done = cli("cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"))
     assert done.returncode == 2
-    assert "the definition of get_order is not valid JSON Schema 2020-12: 'objekt' is not valid" in one_line(
+    assert 'the definition of get_order is not valid JSON Schema 2020-12: "objekt" is not valid' in one_line(
         done.stderr
     )
     assert not (tmp_path / "suite").exists()
@@ -196,7 +196,7 @@ def test_domain_validate_lists_every_contract_problem(tmp_path):
     assert checked.returncode == 2
     assert checked.stderr.splitlines() == [
         "domain: whitelist: 'get_order' is not a read-only tool",
-        "domain: responses.jsonl:1: get_order arguments: 'order_id' is a required property",
+        'domain: responses.jsonl:1: get_order arguments: "order_id" is a required property',
         "domain: responses.jsonl:2: 'get_user' is not a tool in tools.json",
         "domain: id_fields: no recorded call or result holds a 'user_id'",
         "domain_validation=failed (4 problems)",

@@ -70,8 +70,8 @@ def test_sql_select_1_imports_only_its_command_and_no_heavy_library(tmp_path):
     assert loaded_by("sql", "--db", str(db), "SELECT 1", watch=watch) == (0, [], ["traceladder.cli.sql_cmd"])
 
 
-# Our own modules that are heavy for the same reason: the ladder (its schema rung loads jsonschema
-# and fastjsonschema), the case loader and validator, the declarative domain builder (jsonschema,
+# Our own modules that are heavy for the same reason: the ladder (its schema rung loads
+# jsonschema-rs), the case loader and validator, the declarative domain builder (jsonschema,
 # tomllib). Reading a stored run needs none of them.
 OURS_HEAVY = (
     "traceladder.evaluators.analysis",

@@ -6,6 +6,8 @@ exactly what the straightforward computation gives.
   compared, the optimal assignment, then the ordered DP — with repeated tool names and shuffles;
 * `exact` matchers compiled for strings, lists of strings and numbers against canonical forms;
 * `Analysis.classify` against the dictionary walk it replaces;
+* `Analysis.diffs` (an exact-match pass, classifying only when it finds a difference or the
+  schema rejects a parameter) against every parameter classified;
 * end to end: the result rows `evaluate` writes (judged once per distinct trace, rows taken per
   trace in Arrow) against each trace judged alone, its rows built alone.
 """
@@ -13,6 +15,7 @@ exactly what the straightforward computation gives.
 from __future__ import annotations
 
 import functools
+import json
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -204,3 +207,59 @@ def test_evaluates_rows_are_each_trace_judged_alone(tmp_path: Path):
     assert len(units) == 1500
     for table, parts in zip(written, alone, strict=True):
         assert _sorted_rows(table) == _sorted_rows(pa.concat_tables(parts))
+
+
+_RETAIL_VALUES = {  # valid, unknown ids, wrong formats
+    "order_id": ["W441", "W001", "W999", "w441", 7, None, "W" + "1" * 40],
+    "user_id": ["U101", "U999", ""],
+    "reason": ["changed_mind", "other", "ordered by mistake", 3],
+    "comment": ["ok", "x" * 600],
+}
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    want=st.dictionaries(st.sampled_from(sorted(_RETAIL_VALUES)), st.just(None), min_size=1, max_size=3),
+    data=st.data(),
+    tool=st.sampled_from(["get_order", "request_cancel", "get_user"]),
+    rule=st.sampled_from(["exact", "any", None]),
+)
+def test_diffs_with_the_exact_match_pass_are_every_parameter_classified(want, data, tool, rule):
+    rules, registry = _retail_rules()
+    expected_args = {k: data.draw(st.sampled_from(_RETAIL_VALUES[k])) for k in want}
+    actual_args = {
+        k: data.draw(st.sampled_from([expected_args.get(k), *_RETAIL_VALUES[k]]))
+        for k in data.draw(st.lists(st.sampled_from(sorted(_RETAIL_VALUES)), unique=True, max_size=4))
+    }
+    if data.draw(st.booleans()):
+        actual_args = dict(expected_args)  # the usual pair: the call made as expected
+    call = Call(tool, actual_args, json.dumps(actual_args))
+    expected = Expected(tool, expected_args, None if rule is None else dict.fromkeys(expected_args, rule))
+    analysis = Analysis(TraceInputs("t", (call,), None, registry, rules))
+    analysis._expected = (CompiledExpected.of(expected),)
+    reference = CompiledExpected.of(expected).diffs(call, analysis.classify)
+    assert analysis.diffs(0, 0) == reference
+
+
+def test_a_constant_rung_result_is_one_row_however_many_verdicts_share_it():
+    """A rung's constant result (one object, `ladder._constant`) is built into a row once; each
+    trace still gets its own row for it, beside its own rows for the rungs that ran."""
+    from traceladder.evaluators.ladder import _constant
+    from traceladder.evaluators.types import RungResult, Verdict, VerdictValue
+    from traceladder.storage.readers import UnitRow
+
+    state = next(r for r in Ladder().rungs if r.NAME == "state")
+    absent = _constant(state, "not_evaluated", "not evaluated: no sandbox ledger")
+    builder = RowBuilder("test")
+    for n in range(5):  # five distinct verdicts: rung 1 differs, the state rung's result is shared
+        ran = RungResult(1, "schema", "pass", {"valid_fraction": n / 5}, explanation=f"{n}/5")
+        verdict = Verdict(VerdictValue.PASS, None, 1, "schema", (ran, absent), "pass")
+        builder.add(UnitRow(f"t{n}", "r", None, 0, None, "ok", None), None, verdict)
+    assert len(builder.rung_rows) == 6  # five rung-1 rows and one state row
+    rungs = builder.tables().rungs.sort_by([("trace_id", "ascending"), ("rung", "ascending")])
+    assert rungs.num_rows == 10
+    assert rungs.column("explanation").to_pylist() == [
+        text for n in range(5) for text in (f"{n}/5", "not evaluated: no sandbox ledger")
+    ]
+    scores = rungs.column("scores").to_pylist()
+    assert scores[::2] == [[("valid_fraction", n / 5)] for n in range(5)] and scores[1::2] == [[]] * 5

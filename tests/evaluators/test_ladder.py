@@ -175,7 +175,7 @@ def test_golden_arguments_right_but_call_schema_invalid(ctx):
     v = judge_case(case([golden]), [actual], ctx)
     assert (v.verdict, v.failure_class, v.settled_at) == ("FAIL", "PARAM_WRONG_FORMAT", 1)
     partial = next(c for r in v.rungs if r.name == "call_match" for c in r.checks if c.status == "partial")
-    assert partial.code == "PARAM_WRONG_FORMAT" and "is too long" in partial.diffs[0].actual
+    assert partial.code == "PARAM_WRONG_FORMAT" and "is longer than 500 characters" in partial.diffs[0].actual
 
 
 def test_triage_is_a_status_not_a_sentence():

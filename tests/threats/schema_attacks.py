@@ -25,6 +25,8 @@ def attacks(url: str) -> dict[str, tuple[dict[str, Any], Any]]:
     return {
         "ref_chain": ({**obj({"x": {"$ref": "#/$defs/d0"}}), "$defs": chain}, {"x": 1}),
         "unique_items": (obj({"xs": {"type": "array", "uniqueItems": True}}), {"xs": [{"a": i} for i in range(4000)]}),
+        "unique_items_twice": (obj({"xs": {"type": "array", "uniqueItems": True}}),
+                               {"xs": [{"a": i} for i in range(4000)] + [{"a": 7}]}),
         "ref_cycle": (obj({"a": {"$ref": "#/properties/a"}}), {"a": 1}),
         "multiple_of": (obj({"n": {"type": "number", "multipleOf": 0.5}}), {"n": 10**400}),
         "regex_format": (obj({"r": {"type": "string", "format": "regex"}}), {"r": "(" * 3000}),

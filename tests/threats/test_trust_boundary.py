@@ -163,7 +163,7 @@ def test_domain_validate_judges_a_recorded_call_against_a_hostile_pattern_at_onc
     done = cli("domain", "validate", "--domain", str(dom), timeout=HANG)
     assert done.returncode == 2
     assert done.stderr.splitlines()[0] == (
-        f"domain: responses.jsonl:1: lookup arguments.code: {EVIL!r} does not match {HOSTILE!r}"
+        f"domain: responses.jsonl:1: lookup arguments.code: {json.dumps(EVIL)} does not match {json.dumps(HOSTILE)}"
     )
 
 

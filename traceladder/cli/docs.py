@@ -38,11 +38,12 @@ a `--tools` file, a policy file or a price table is untrusted data (enforced by
 - **Tool schemas** are compiled by one module (`evaluators/untrusted_schema.py`). No `$ref` is ever
   resolved outside the schema itself: a `$ref` to a URL or a file is a finding ("is not a pointer
   into the definition itself"), never a fetch, and a `$ref` to a missing place is a clear error
-  ("leads nowhere a schema is"). Every `pattern` and `patternProperties` key runs on RE2, which
-  never backtracks, in ECMA-262's meaning; a pattern RE2 cannot run (a backreference, a lookaround)
-  makes the schema unusable, said in one line. `format: regex` is checked by compiling the string,
-  never by matching with it. Only the schemas shipped with traceladder (and installed plug-ins,
-  which are code) take the faster trusted path.
+  ("leads nowhere a schema is"). Every `pattern` and `patternProperties` key runs on a linear-time
+  engine (Rust's `regex`, in jsonschema-rs), which never backtracks, in ECMA-262's meaning; a
+  pattern RE2 cannot run (a backreference, a lookaround) makes the schema unusable, said in one
+  line, and so does a schema that refers to itself without end or unfolds to more than 100,000
+  subschemas. `format: regex` is checked by parsing the string, never by matching with it. Only
+  the schemas shipped with traceladder (and installed plug-ins, which are code) skip these checks.
 - **Folders are read like archives**: a domain folder's files are read only when they are regular
   files inside the folder. A link leading out of it, a FIFO, a device or a socket is refused in one
   line, never waited on nor read (so never sent to a model or stored). Files named on the

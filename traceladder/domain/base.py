@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from traceladder.cases.spec import SuiteSpec
 
 if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator
+    from traceladder.evaluators.untrusted_schema import SchemaValidator
 
 
-def compile_validator(schema: Mapping[str, Any], *, trusted: bool = True) -> Draft202012Validator:
+def compile_validator(schema: Mapping[str, Any], *, trusted: bool = True) -> SchemaValidator:
     """A tool schema's validator, compiled by the one owner of that (`untrusted_schema.compile_schema`);
     run it with `schema_errors`. Compile once, reuse."""
-    # here: naming a domain must not import jsonschema
+    # here: naming a domain must not import the validator
     from traceladder.evaluators.untrusted_schema import compile_schema
 
     return compile_schema(schema, trusted=trusted)
@@ -162,7 +162,7 @@ class Domain:
         return {t["function"]["name"]: t["function"]["parameters"] for t in self.tools}
 
     @cached_property
-    def validators(self) -> dict[str, Draft202012Validator]:
+    def validators(self) -> dict[str, SchemaValidator]:
         """Compiled once per domain, shared by the sandbox and the case validator."""
         return {name: compile_validator(s, trusted=self.trusted) for name, s in self.tool_schemas.items()}
 

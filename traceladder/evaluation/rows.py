@@ -72,8 +72,13 @@ class RowBuilder:
         self._index: dict[int, int] = {}  # id(verdict) → index
         self._keep: list[Verdict] = []  # keeps each verdict alive, so its id is never reused
         self.verdict_rows: list[tuple[Any, ...]] = []  # dimension, verdict, class, settled, …, evidence
-        self.rung_span: list[tuple[int, int]] = []  # [start, end) into the distinct rung rows
+        self.rung_span: list[tuple[int, int]] = []  # [start, end) into `rung_refs`
         self.finding_span: list[tuple[int, int]] = []
+        # per distinct rung result: a rung's constant results (`ladder._constant`: not_evaluated
+        # for want of an input, skipped by triage) are one object shared by every verdict, so
+        # their row is built once, and each verdict lists the rows of its rungs in `rung_refs`
+        self._rung_index: dict[int, int] = {}  # id(rung result) → its row (kept alive by `_keep`)
+        self.rung_refs: list[int] = []
         self.rung_rows: list[tuple[Any, ...]] = []
         self.score_offsets: list[int] = [0]
         self.score_keys: list[str] = []
@@ -108,13 +113,17 @@ class RowBuilder:
                 self._evidence(case, v, encode),
             )  # fmt: skip
         )
-        start = len(self.rung_rows)
+        start = len(self.rung_refs)
         for r in v.rungs:
-            self.rung_rows.append((r.rung, r.name, r.status, r.explanation))
-            self.score_keys += r.scores.keys()
-            self.score_values += r.scores.values()
-            self.score_offsets.append(len(self.score_keys))
-        self.rung_span.append((start, len(self.rung_rows)))
+            row = self._rung_index.get(id(r))
+            if row is None:
+                row = self._rung_index[id(r)] = len(self.rung_rows)
+                self.rung_rows.append((r.rung, r.name, r.status, r.explanation))
+                self.score_keys += r.scores.keys()
+                self.score_values += r.scores.values()
+                self.score_offsets.append(len(self.score_keys))
+            self.rung_refs.append(row)
+        self.rung_span.append((start, len(self.rung_refs)))
         start = len(self.finding_rows)
         for r in v.rungs:
             for f in r.findings:
@@ -168,7 +177,8 @@ class RowBuilder:
         )  # fmt: skip
 
         # rung_results and findings: each distinct verdict's rows, once per trace that has it
-        rung_take, rung_owner = _expand(self.verdict_of, self.rung_span)
+        rung_ref, rung_owner = _expand(self.verdict_of, self.rung_span)
+        rung_take = pa.array(self.rung_refs, _I).take(rung_ref)
         rung, name, status, rung_explanation = _transpose(self.rung_rows, 4)
         scores = pa.MapArray.from_arrays(
             pa.array(self.score_offsets, _I),

@@ -122,11 +122,14 @@ class Analysis:
             found = self._valid[j] = self.registry.valid(self.calls[j])
         return found
 
-    def classify(self, call: Call, param: str, value: Any) -> str | None:
+    def _bad_params(self, call: Call) -> set[str]:
         bad = self._bad.get(id(call))
         if bad is None:  # once per call: every expected call compared with it asks
             bad = self._bad[id(call)] = self.registry.bad_params(call)
-        if param in bad:
+        return bad
+
+    def classify(self, call: Call, param: str, value: Any) -> str | None:
+        if param in self._bad_params(call):
             return "PARAM_WRONG_FORMAT"
         # `has_unknown_id({param: value})`, without building the dict for a plain id
         if isinstance(value, str | int):
@@ -137,10 +140,20 @@ class Analysis:
         return None
 
     def diffs(self, i: int, j: int) -> tuple[ArgDiff, ...]:
-        """Expected i against actual j, computed once (rungs 2 and 4 compare the same pairs)."""
+        """Expected i against actual j, computed once (rungs 2 and 4 compare the same pairs).
+
+        The exact-match pass first: the comparison without classifying. When it finds no
+        difference and the schema rejects none of the call's parameters, classifying could add
+        none (it only turns a difference into a finer class, or a schema-rejected parameter into
+        PARAM_WRONG_FORMAT), so the usual pair — the agent made the expected call — is compared
+        once, with no classifier call per parameter."""
         found = self._diffs.get((i, j))
         if found is None:
-            found = self._diffs[(i, j)] = self.expected[i].diffs(self.calls[j], self.classify)
+            expected, call = self.expected[i], self.calls[j]
+            found = expected.diffs(call)
+            if found or self._bad_params(call):
+                found = expected.diffs(call, self.classify)
+            self._diffs[(i, j)] = found
         return found
 
     def why_not_ignorable(self, call: Call, j: int) -> str:

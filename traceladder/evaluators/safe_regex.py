@@ -42,9 +42,10 @@ def _code_point(pattern: str, i: int) -> tuple[int, int] | None:
     return point, end
 
 
-def translate(pattern: str) -> str:
+def translate(pattern: str, *, ascii_boundaries: bool = False) -> str:
     """An ECMA-262 pattern in RE2's syntax, meaning the same (see the module docstring). Inside a
-    character class `\\S` stays RE2's (a class cannot hold a negated set)."""
+    character class `\\S` stays RE2's (a class cannot hold a negated set). `ascii_boundaries`:
+    spell `\\b`/`\\B` as Rust's ASCII word boundary (`for_validator`)."""
     out: list[str] = []
     i, in_class = 0, False
     while i < len(pattern):
@@ -60,6 +61,8 @@ def translate(pattern: str) -> str:
                 out.append(_SPACE if in_class else f"[{_SPACE}]")
             elif nxt == "S" and not in_class:
                 out.append(f"[^{_SPACE}]")
+            elif nxt in "bB" and ascii_boundaries and not in_class:
+                out.append(f"(?-u:\\{nxt})")
             else:
                 out.append(c + nxt)
             i += 2
@@ -75,6 +78,15 @@ def translate(pattern: str) -> str:
         out.append(c)
         i += 1
     return "".join(out)
+
+
+def for_validator(pattern: str) -> str:
+    """An ECMA-262 pattern as the schema validator's engine (Rust's `regex`, linear time, reading
+    the pattern as ECMA-262 syntax) must be given it to mean what ECMA-262 says: `translate`'s
+    spelling, which Rust reads alike, with `\\b`/`\\B` made ASCII (Rust's are Unicode). `\\d`
+    and `\\w` the validator already reads as ASCII. `tests/threats/test_hostile_patterns.py`
+    holds it to ECMA-262 case by case."""
+    return translate(pattern, ascii_boundaries=True)
 
 
 @functools.lru_cache(maxsize=4096)

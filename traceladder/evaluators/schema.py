@@ -5,29 +5,21 @@ compiled once per tool (JSON Schema 2020-12 with format checking, so `"format": 
 "2026-13-45"), and results are memoised by (tool, argument text): validation is a pure function of
 those two, and suites repeat the same calls constantly.
 
-`jsonschema` is the reference. For a schema that uses only keywords in `FAST_KEYWORDS`, a
-compiled `fastjsonschema` validator (measured ~8× faster) answers first — and it may only
-*accept*: whenever it rejects, `jsonschema` decides and gives the messages. So a disagreement can
-only ever cost time, never change a verdict in the unsafe direction, and
-`tests/evaluators/test_fast_validation.py` proves the two agree on every schema we ship over many generated
-arguments.
+One validator (`untrusted_schema.compile_schema`, jsonschema-rs) both accepts and explains: a
+valid call costs one compiled `is_valid`-speed pass, an invalid one its errors enumerated by the
+same compiled schema (decision 380), never a second library re-walking the schema per error.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-
-import fastjsonschema
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import FormatError
 
 from traceladder.evaluators.classes import dominant
 from traceladder.evaluators.inputs import TraceInputs
-from traceladder.evaluators.safe_regex import matches
 from traceladder.evaluators.types import Call, CallCheck, Finding, RungResult, RungStatus
-from traceladder.evaluators.untrusted_schema import Uncheckable, compile_schema, schema_errors
+from traceladder.evaluators.untrusted_schema import Uncheckable, Violation, compile_schema, schema_errors
 
 if TYPE_CHECKING:
     from traceladder.evaluators.analysis import Analysis
@@ -40,58 +32,6 @@ NO_SCHEMA = "NO_SCHEMA"  # internal: the call could not be checked against a sch
 SURVIVORS_ONLY = False
 
 _MEMO_LIMIT = 200_000
-# Keywords whose meaning draft 7 (fastjsonschema) and 2020-12 (jsonschema) share exactly; a schema
-# using any other keyword is validated by jsonschema alone.
-FAST_KEYWORDS = frozenset(
-    {
-        "type", "properties", "required", "additionalProperties", "enum", "const", "pattern", "format",
-        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
-        "minItems", "maxItems", "items", "description", "title", "default", "examples", "$comment",
-    }
-)  # fmt: skip
-_FORMATS = Draft202012Validator.FORMAT_CHECKER
-
-
-def _format(name: str) -> Callable[[Any], bool]:
-    """fastjsonschema's check for a format, delegated to jsonschema's own checker: one definition
-    of every format, so the two validators cannot disagree about one."""
-
-    def conforms(value: Any) -> bool:
-        try:
-            _FORMATS.check(value, name)
-        except FormatError:
-            return False
-        return True
-
-    return conforms
-
-
-def _keywords(schema: Any, found: set[str], formats: set[str]) -> None:
-    if isinstance(schema, dict):
-        found.update(k for k in schema if k != "properties")
-        if isinstance(schema.get("format"), str):
-            formats.add(schema["format"])
-        for key, child in schema.items():
-            if key == "properties" and isinstance(child, dict):
-                found.add(key)
-                for sub in child.values():
-                    _keywords(sub, found, formats)
-            elif key in ("items", "additionalProperties"):
-                _keywords(child, found, formats)
-
-
-def fast_validator(schema: Mapping[str, Any]) -> Callable[[Any], Any] | None:
-    """A compiled fastjsonschema validator, or None when the schema uses a keyword outside
-    `FAST_KEYWORDS` (or does not compile)."""
-    found: set[str] = set()
-    formats: set[str] = set()
-    _keywords(schema, found, formats)
-    if not found <= FAST_KEYWORDS or any(f not in _FORMATS.checkers for f in formats):
-        return None
-    try:
-        return fastjsonschema.compile(dict(schema), formats={f: _format(f) for f in formats})
-    except Exception:  # an unusual schema: the reference validator alone
-        return None
 
 
 class SchemaRegistry:
@@ -120,9 +60,6 @@ class SchemaRegistry:
         self.complete = complete
         # A schema someone else wrote is checked by a validator that cannot be made to hang.
         self.validators = {name: compile_schema(s, trusted=trusted) for name, s in self.schemas.items()}
-        # fastjsonschema generates Python source from the schema (and matches patterns with `re`):
-        # only for schemas we ship, never for a trace's, a folder's or a --tools file's.
-        self.fast = {name: fast_validator(schema) for name, schema in self.schemas.items()} if trusted else {}
         self._memo: dict[tuple[str, str, bool], tuple[str | None, str, tuple[tuple[str, str, str], ...]]] = {}
         self._uncheckable: dict[tuple[str, str, bool], str] = {}
 
@@ -168,8 +105,6 @@ class SchemaRegistry:
             found = ("PARAM_WRONG_FORMAT", shape, ())
         elif validator is None:
             found = (NO_SCHEMA, f"not evaluated: {unchecked}", ())
-        elif self._fast_accepts(call.name, call.arguments):
-            found = (None, "", ())
         else:
             try:
                 raised = schema_errors(validator, call.arguments)
@@ -187,16 +122,6 @@ class SchemaRegistry:
             self._memo.clear()
         self._memo[key] = found
         return found
-
-    def _fast_accepts(self, tool: str, arguments: Any) -> bool:
-        fast = self.fast.get(tool)
-        if fast is None:
-            return False
-        try:
-            fast(arguments)
-        except Exception:  # rejected (or the fast validator failed): the reference decides
-            return False
-        return True
 
     def errors(self, call: Call) -> tuple[tuple[str, str], ...]:
         """(top-level parameter or "(arguments)", message) for every schema violation."""
@@ -237,16 +162,16 @@ _CLASS_OF_KEYWORD = {
 }
 
 
-def error_class(err: Any) -> str:
+def error_class(err: Violation) -> str:
     """The failure class of one schema error (see `_CLASS_OF_KEYWORD`), for the arguments object
     itself; an error inside a parameter (a nested property missing) is about that parameter's
-    format, as rung 2 classifies it."""
-    keyword = err.validator
+    format, as rung 2 classifies it. `additionalProperties` given a schema (not `false`) fails
+    on a value's format, so it names no unexpected property."""
     if err.absolute_path:  # inside a parameter: that parameter's value is malformed (as rung 2 says)
         return "PARAM_WRONG_FORMAT"
-    if keyword in ("additionalProperties", "unevaluatedProperties") and err.validator_value is not False:
+    if err.keyword in ("additionalProperties", "unevaluatedProperties") and not err.unexpected:
         return "PARAM_WRONG_FORMAT"
-    return _CLASS_OF_KEYWORD.get(keyword, "PARAM_WRONG_FORMAT")
+    return _CLASS_OF_KEYWORD.get(err.keyword, "PARAM_WRONG_FORMAT")
 
 
 def arguments_absent(call: Call) -> bool:
@@ -279,24 +204,16 @@ def _clipped(message: str, limit: int = 2_000) -> str:
     )
 
 
-def _params_of(err: Any, arguments: dict[str, Any]) -> list[str]:
+def _params_of(err: Violation, arguments: dict[str, Any]) -> list[str]:
     """The top-level parameters an error is about. An error inside a parameter names it; a
     missing required parameter or an unexpected extra one is reported on the object itself, so
     name the parameter it is about (what a reader looks for: `order_id` missing, `orderId`
     unexpected), else "(arguments)"."""
     if err.absolute_path:
         return [str(err.absolute_path[0])]
-    if err.validator == "required" and isinstance(err.validator_value, list):
-        missing = [p for p in err.validator_value if isinstance(p, str) and p not in arguments]
-        # one error per missing property, its message starting with the property's repr
-        named = [p for p in missing if err.message.startswith(repr(p))]
-        return (named or missing)[:1] or ["(arguments)"]
-    if err.validator == "additionalProperties" and err.validator_value is False:
-        known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
-        patterns = err.schema.get("patternProperties", {}) if isinstance(err.schema, dict) else {}
-        extra = [k for k in arguments if k not in known and not any(matches(p, k) for p in patterns)]
-        return extra or ["(arguments)"]
-    return ["(arguments)"]
+    if err.missing is not None:
+        return [err.missing]
+    return list(err.unexpected) or ["(arguments)"]
 
 
 def evaluate(inputs: TraceInputs, analysis: Analysis | None = None) -> RungResult:
