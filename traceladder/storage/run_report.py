@@ -2,8 +2,8 @@
 their per-trace rows a batch at a time (issue 36).
 
 A report's traces are a *scope*: a run's `trace_results` rows, or an explicit list of trace ids
-(the live page's window). `scope_of_run` / `scope_of_traces` hold only the scope's trace ids, in
-report order (`case_id, repeat_index, trace_id`), ~40 bytes a trace. `aggregates` answers every
+(the live page's window). `scope_of_run` holds only the run id, `scope_of_traces` the ids it is
+given; report order is `case_id, repeat_index, trace_id`. `aggregates` answers every
 summary figure with a few GROUP BY queries, so its cost and memory do not grow with the evidence;
 `row_batches` yields the per-trace rows (results, rung rows, findings, tool calls, model-request
 notes, judgments) `batch` traces at a time, so a renderer holds one batch, never the run.
@@ -28,18 +28,20 @@ from traceladder.storage.readers import RunRows, dict_rows, json_or_none, reques
 
 BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
 _ORDER = "case_id, repeat_index, trace_id"  # report order
+# Report order as one key without NULLs (DuckDB sorts NULLs last), so a page can start after the
+# last key of the one before: `(k) > $after` is exactly "comes later in `ORDER BY {_ORDER}`".
+_KEY = "(case_id IS NULL, coalesce(case_id, ''), repeat_index IS NULL, coalesce(repeat_index, 0), trace_id)"
+_AFTER = "($k0::BOOLEAN, $k1::VARCHAR, $k2::BOOLEAN, $k3::INTEGER, $k4::VARCHAR)"
 
 
 @dataclass
 class Scope:
     """The judged traces a report covers, kept in DuckDB, so a report that only counts never
-    brings them (or Arrow) into Python: `rows` is a relation of their `trace_results` rows; the
-    positions in report order (`trace_id`, `pos` from 1) a streaming renderer pages by are a
-    temporary table, `positions`, made when first needed (a run's summary alone holds none)."""
+    brings them (or Arrow) into Python: `rows` is a relation of their `trace_results` rows, which
+    a streaming renderer pages through by report-order key (`row_batches`)."""
 
     rows: str
     size: int
-    positions: str | None = None
 
     def __len__(self) -> int:
         return self.size
@@ -65,26 +67,14 @@ def scope_of_run(store: Store, run_id: str) -> Scope:
 
 
 def scope_of_traces(store: Store, trace_ids: Sequence[str]) -> Scope:
-    """These traces' results (those that have one), in report order."""
-    with store.registered("wanted_traces", trace_id_table(trace_ids)):
-        scope = Scope("(SELECT * FROM trace_results SEMI JOIN wanted_traces USING (trace_id))", 0)
-        _positions(store, scope)
-    return Scope(f"(SELECT * FROM trace_results SEMI JOIN {scope.positions} USING (trace_id))",
-                 scope.size, scope.positions)  # fmt: skip
-
-
-def _positions(store: Store, scope: Scope) -> str:
-    """The scope's positions table, made on first use."""
-    if scope.positions is None:
-        name = f"report_scope_{next(_SCOPES)}"
-        with store.lock:
-            store.conn.execute(
-                f"CREATE TEMP TABLE {name} AS "
-                f"SELECT trace_id, row_number() OVER (ORDER BY {_ORDER}) AS pos FROM {scope.rows}"
-            )
-            scope.size = int(store.conn.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])
-        scope.positions = name
-    return scope.positions
+    """These traces' results (those that have one), in report order. The ids are kept in a
+    temporary table (the caller holds them in memory already: the live page's window)."""
+    name = f"report_traces_{next(_SCOPES)}"
+    with store.registered("wanted_traces", trace_id_table(trace_ids)) as conn:
+        conn.execute(f"CREATE TEMP TABLE {name} AS SELECT DISTINCT trace_id FROM wanted_traces")
+        rows = f"(SELECT * FROM trace_results SEMI JOIN {name} USING (trace_id))"
+        size = conn.execute(f"SELECT count(*) FROM {rows}").fetchall()[0][0]
+    return Scope(rows, int(size))
 
 
 @contextmanager
@@ -355,18 +345,34 @@ def row_batches(
     store: Store, scope: Scope, run: dict[str, Any], batch: int = BATCH_TRACES
 ) -> Iterator[RunRows]:
     """The per-trace rows of `scope`, `batch` traces at a time, in report order (one set of
-    queries per batch, never per trace)."""
-    positions = _positions(store, scope)
-    for start in range(0, len(scope), batch):
-        yield _rows_of(store, positions, start + 1, start + batch, run)
+    queries per batch, never per trace).
+
+    Paged by key, not by position: each batch is the next `batch` traces after the last one's
+    report-order key (`_KEY`), a top-N of the scope's rows. A table of every trace's position
+    (what this did before) held ~0.27 KB a trace in DuckDB's memory for the whole report
+    (decision 430); a key holds one trace's, whatever the run's size."""
+    after: tuple[Any, ...] | None = None
+    while True:
+        rows, after = _rows_after(store, scope, after, batch, run)
+        if rows is None:
+            return
+        yield rows
 
 
-def _rows_of(store: Store, positions: str, first: int, last: int, run: dict[str, Any]) -> RunRows:
+def _rows_after(
+    store: Store, scope: Scope, after: tuple[Any, ...] | None, batch: int, run: dict[str, Any]
+) -> tuple[RunRows | None, tuple[Any, ...] | None]:
+    """The rows of the next `batch` traces of `scope` after the key `after` (from the first when
+    None), and the last one's key; (None, None) past the end."""
     with store.lock:
         conn = store.conn
+        # A temporary table, not a registered Arrow one: DuckDB knows it holds `batch` rows and
+        # builds each join's hash table on it, not on the per-trace table.
         conn.execute(
-            f"CREATE OR REPLACE TEMP VIEW batch_traces AS SELECT trace_id FROM {positions} "
-            f"WHERE pos BETWEEN {int(first)} AND {int(last)}"
+            f"CREATE OR REPLACE TEMP TABLE batch_traces AS SELECT trace_id, {_KEY} AS k FROM {scope.rows} "
+            + (f"WHERE k > {_AFTER} " if after is not None else "")
+            + f"ORDER BY k LIMIT {int(batch)}",
+            None if after is None else {f"k{i}": v for i, v in enumerate(after)},
         )
 
         def rows(sql: str) -> list[dict[str, Any]]:
@@ -375,6 +381,9 @@ def _rows_of(store: Store, positions: str, first: int, last: int, run: dict[str,
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
         try:
+            last = conn.execute("SELECT k FROM batch_traces ORDER BY k DESC LIMIT 1").fetchall()
+            if not last:
+                return None, None
             results = rows(
                 "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN batch_traces USING (trace_id) "
                 f"ORDER BY {_ORDER}"
@@ -397,7 +406,7 @@ def _rows_of(store: Store, positions: str, first: int, last: int, run: dict[str,
             )
             notes = request_notes(conn)
         finally:
-            conn.execute("DROP VIEW IF EXISTS batch_traces")
+            conn.execute("DROP TABLE IF EXISTS batch_traces")
     for r in results:
         r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
     for f in findings:
@@ -407,4 +416,4 @@ def _rows_of(store: Store, positions: str, first: int, last: int, run: dict[str,
     for call in calls:
         call["arguments"] = json_or_none(call["arguments_raw"])
         by_trace.setdefault(call.pop("trace_id"), []).append(call)
-    return RunRows(run, results, rungs, findings, by_trace, notes, judgments)
+    return RunRows(run, results, rungs, findings, by_trace, notes, judgments), tuple(last[0][0])
