@@ -139,7 +139,7 @@ def child(argv: list[str], ok: set[int]) -> tuple[float, float]:
 
 
 def run(args: argparse.Namespace, cache: Path) -> None:
-    # As an installed package: its modules compiled once (this environment may forbid writing them).
+    # As an installed package runs: its modules compiled once (decision 432).
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "traceladder")], check=True)
     for spans in (int(s) for s in args.spans.split(",")):
         db = store_of(cache, spans)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
@@ -26,6 +26,7 @@ from traceladder.errors import UserError
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.readers import RunRows, dict_rows, json_or_none, request_notes
 
+_T = TypeVar("_T")
 BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
 _ORDER = "case_id, repeat_index, trace_id"  # report order
 # Report order as one key without NULLs (DuckDB sorts NULLs last), so a page can start after the
@@ -160,12 +161,14 @@ SELECT rung_name, min(rung), status, count(*) FROM rung_results SEMI JOIN part_t
 GROUP BY rung_name, status
 """
 _SETTLED = "SELECT settled_by, verdict, count(*) FROM scoped WHERE settled_by IS NOT NULL GROUP BY ALL"
-_PARTITION_TRACES = 50_000
+_PARTITION_TRACES = 100_000
 # DuckDB's cap while the partitions are joined: blocks a join reads stay cached up to the cap, so
 # under the command's 64 MB the cache grew with the tables (~30 MB more at 200k traces than at
-# 20k); a partition's join fits in 16 MB. A join that does not (very long trace ids) is counted
-# again at the command's cap: slower in memory, never a wrong figure.
-_SUMMARY_MEMORY = "16MB"
+# 20k); a partition's join fits in 24 MB. Every partition scans the whole per-trace tables, so
+# fewer, larger partitions cost less CPU: 100k traces under 24 MB, not 50k under 16 (decision
+# 432). A join that does not fit (very long trace ids) is counted again at the command's cap:
+# slower in memory, never a wrong figure.
+_SUMMARY_MEMORY = "24MB"
 # Rung 5's figures: what the judge decided per outcome, and what the charged ones (judged or
 # error) cost. `priced` is false when a charged judgment with tokens has no price.
 _JUDGMENTS = """
@@ -264,13 +267,19 @@ def _per_trace_figures(
 ) -> tuple[list[tuple[str, int]], list[tuple[str, str, float]], list[tuple[str, int, str, int]]]:
     """(tools, scores, ladder) of `Aggregates`, summed over partitions of the scope's traces (by
     a hash of the trace id), each joined with `findings` / `rung_results` on its own."""
+    return _capped(conn, lambda: _partitioned(conn, size, known))
+
+
+def _capped(conn: duckdb.DuckDBPyConnection, read: Callable[[], _T]) -> _T:
+    """`read()` under DuckDB's `_SUMMARY_MEMORY` cap, so the blocks it reads do not stay cached up
+    to the command's larger cap; again under that cap if it does not fit (never a wrong answer)."""
     before = conn.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
     conn.execute(f"SET memory_limit = '{_SUMMARY_MEMORY}'")
     try:
-        return _partitioned(conn, size, known)
+        return read()
     except duckdb.OutOfMemoryException:
         conn.execute(f"SET memory_limit = '{before}'")
-        return _partitioned(conn, size, known)
+        return read()
     finally:
         conn.execute(f"SET memory_limit = '{before}'")
 
@@ -365,48 +374,10 @@ def _rows_after(
     """The rows of the next `batch` traces of `scope` after the key `after` (from the first when
     None), and the last one's key; (None, None) past the end."""
     with store.lock:
-        conn = store.conn
-        # A temporary table, not a registered Arrow one: DuckDB knows it holds `batch` rows and
-        # builds each join's hash table on it, not on the per-trace table.
-        conn.execute(
-            f"CREATE OR REPLACE TEMP TABLE batch_traces AS SELECT trace_id, {_KEY} AS k FROM {scope.rows} "
-            + (f"WHERE k > {_AFTER} " if after is not None else "")
-            + f"ORDER BY k LIMIT {int(batch)}",
-            None if after is None else {f"k{i}": v for i, v in enumerate(after)},
-        )
-
-        def rows(sql: str) -> list[dict[str, Any]]:
-            cursor = conn.execute(sql)
-            names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-        try:
-            last = conn.execute("SELECT k FROM batch_traces ORDER BY k DESC LIMIT 1").fetchall()
-            if not last:
-                return None, None
-            results = rows(
-                "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN batch_traces USING (trace_id) "
-                f"ORDER BY {_ORDER}"
-            )
-            rungs = rows(
-                "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "
-                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, rung, rung_name"
-            )
-            findings = rows(
-                "SELECT * FROM findings SEMI JOIN batch_traces USING (trace_id) "
-                "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message"
-            )
-            calls = rows(
-                "SELECT trace_id, ordinal, tool_name AS tool, arguments_raw, status, error_type "
-                "FROM tool_calls SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, ordinal"
-            )
-            judgments = rows(
-                "SELECT * EXCLUDE (evaluated_at) FROM trace_judgments "
-                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id"
-            )
-            notes = request_notes(conn)
-        finally:
-            conn.execute("DROP TABLE IF EXISTS batch_traces")
+        found = _capped(store.conn, lambda: _batch_rows(store.conn, scope, after, batch))
+    if found is None:
+        return None, None
+    last, results, rungs, findings, calls, judgments, notes = found
     for r in results:
         r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
     for f in findings:
@@ -416,4 +387,55 @@ def _rows_after(
     for call in calls:
         call["arguments"] = json_or_none(call["arguments_raw"])
         by_trace.setdefault(call.pop("trace_id"), []).append(call)
-    return RunRows(run, results, rungs, findings, by_trace, notes, judgments), tuple(last[0][0])
+    return RunRows(run, results, rungs, findings, by_trace, notes, judgments), last
+
+
+def _batch_rows(
+    conn: duckdb.DuckDBPyConnection, scope: Scope, after: tuple[Any, ...] | None, batch: int
+) -> Any:
+    """The raw rows of the next batch (see `_rows_after`): the last key, then results, rung rows,
+    findings, tool calls, judgments and request notes; None past the end."""
+    # A temporary table, not a registered Arrow one: DuckDB knows it holds `batch` rows and
+    # builds each join's hash table on it, not on the per-trace table.
+    conn.execute(
+        f"CREATE OR REPLACE TEMP TABLE batch_traces AS SELECT trace_id, {_KEY} AS k FROM {scope.rows} "
+        + (f"WHERE k > {_AFTER} " if after is not None else "")
+        + f"ORDER BY k LIMIT {int(batch)}",
+        None if after is None else {f"k{i}": v for i, v in enumerate(after)},
+    )
+
+    def rows(sql: str) -> list[dict[str, Any]]:
+        cursor = conn.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    try:
+        last = conn.execute("SELECT k FROM batch_traces ORDER BY k DESC LIMIT 1").fetchall()
+        if not last:
+            return None
+        return (
+            tuple(last[0][0]),
+            rows(
+                "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN batch_traces USING (trace_id) "
+                f"ORDER BY {_ORDER}"
+            ),
+            rows(
+                "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "
+                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, rung, rung_name"
+            ),
+            rows(
+                "SELECT * FROM findings SEMI JOIN batch_traces USING (trace_id) "
+                "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message"
+            ),
+            rows(
+                "SELECT trace_id, ordinal, tool_name AS tool, arguments_raw, status, error_type "
+                "FROM tool_calls SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, ordinal"
+            ),
+            rows(
+                "SELECT * EXCLUDE (evaluated_at) FROM trace_judgments "
+                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id"
+            ),
+            request_notes(conn),
+        )
+    finally:
+        conn.execute("DROP TABLE IF EXISTS batch_traces")
