@@ -86,6 +86,7 @@ check: $(DEV)
 # in-run baseline, ratio, load average. `make bench BENCH_ARGS=--smoke` runs each at its tiny size.
 bench: $(DEV)
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
+	$(if $(findstring --smoke,$(BENCH_ARGS)),,$(BIN)/python -m pytest -m scale tests/scale/test_commands_at_scale.py)
 
 clean:
 	rm -rf $(VENV) traceladder.duckdb .pytest_cache .mypy_cache .ruff_cache

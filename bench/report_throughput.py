@@ -93,6 +93,9 @@ def report_argv(db: Path, fmt: str, out: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace, cache: Path) -> None:
+    # Measured as an installed package runs: its modules compiled once (as `make test` does), not
+    # from source in every child when the environment forbids writing bytecode (decision 432).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "traceladder")], check=True)
     sizes = [int(s) for s in args.sizes.split(",")]
     formats = args.formats.split(",")
     for traces in sizes:

@@ -2,8 +2,8 @@
 their per-trace rows a batch at a time (issue 36).
 
 A report's traces are a *scope*: a run's `trace_results` rows, or an explicit list of trace ids
-(the live page's window). `scope_of_run` / `scope_of_traces` hold only the scope's trace ids, in
-report order (`case_id, repeat_index, trace_id`), ~40 bytes a trace. `aggregates` answers every
+(the live page's window). `scope_of_run` holds only the run id, `scope_of_traces` the ids it is
+given; report order is `case_id, repeat_index, trace_id`. `aggregates` answers every
 summary figure with a few GROUP BY queries, so its cost and memory do not grow with the evidence;
 `row_batches` yields the per-trace rows (results, rung rows, findings, tool calls, model-request
 notes, judgments) `batch` traces at a time, so a renderer holds one batch, never the run.
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
@@ -26,20 +26,23 @@ from traceladder.errors import UserError
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.readers import RunRows, dict_rows, json_or_none, request_notes
 
+_T = TypeVar("_T")
 BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
 _ORDER = "case_id, repeat_index, trace_id"  # report order
+# Report order as one key without NULLs (DuckDB sorts NULLs last), so a page can start after the
+# last key of the one before: `(k) > $after` is exactly "comes later in `ORDER BY {_ORDER}`".
+_KEY = "(case_id IS NULL, coalesce(case_id, ''), repeat_index IS NULL, coalesce(repeat_index, 0), trace_id)"
+_AFTER = "($k0::BOOLEAN, $k1::VARCHAR, $k2::BOOLEAN, $k3::INTEGER, $k4::VARCHAR)"
 
 
 @dataclass
 class Scope:
     """The judged traces a report covers, kept in DuckDB, so a report that only counts never
-    brings them (or Arrow) into Python: `rows` is a relation of their `trace_results` rows; the
-    positions in report order (`trace_id`, `pos` from 1) a streaming renderer pages by are a
-    temporary table, `positions`, made when first needed (a run's summary alone holds none)."""
+    brings them (or Arrow) into Python: `rows` is a relation of their `trace_results` rows, which
+    a streaming renderer pages through by report-order key (`row_batches`)."""
 
     rows: str
     size: int
-    positions: str | None = None
 
     def __len__(self) -> int:
         return self.size
@@ -65,26 +68,14 @@ def scope_of_run(store: Store, run_id: str) -> Scope:
 
 
 def scope_of_traces(store: Store, trace_ids: Sequence[str]) -> Scope:
-    """These traces' results (those that have one), in report order."""
-    with store.registered("wanted_traces", trace_id_table(trace_ids)):
-        scope = Scope("(SELECT * FROM trace_results SEMI JOIN wanted_traces USING (trace_id))", 0)
-        _positions(store, scope)
-    return Scope(f"(SELECT * FROM trace_results SEMI JOIN {scope.positions} USING (trace_id))",
-                 scope.size, scope.positions)  # fmt: skip
-
-
-def _positions(store: Store, scope: Scope) -> str:
-    """The scope's positions table, made on first use."""
-    if scope.positions is None:
-        name = f"report_scope_{next(_SCOPES)}"
-        with store.lock:
-            store.conn.execute(
-                f"CREATE TEMP TABLE {name} AS "
-                f"SELECT trace_id, row_number() OVER (ORDER BY {_ORDER}) AS pos FROM {scope.rows}"
-            )
-            scope.size = int(store.conn.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])
-        scope.positions = name
-    return scope.positions
+    """These traces' results (those that have one), in report order. The ids are kept in a
+    temporary table (the caller holds them in memory already: the live page's window)."""
+    name = f"report_traces_{next(_SCOPES)}"
+    with store.registered("wanted_traces", trace_id_table(trace_ids)) as conn:
+        conn.execute(f"CREATE TEMP TABLE {name} AS SELECT DISTINCT trace_id FROM wanted_traces")
+        rows = f"(SELECT * FROM trace_results SEMI JOIN {name} USING (trace_id))"
+        size = conn.execute(f"SELECT count(*) FROM {rows}").fetchall()[0][0]
+    return Scope(rows, int(size))
 
 
 @contextmanager
@@ -170,12 +161,14 @@ SELECT rung_name, min(rung), status, count(*) FROM rung_results SEMI JOIN part_t
 GROUP BY rung_name, status
 """
 _SETTLED = "SELECT settled_by, verdict, count(*) FROM scoped WHERE settled_by IS NOT NULL GROUP BY ALL"
-_PARTITION_TRACES = 50_000
+_PARTITION_TRACES = 100_000
 # DuckDB's cap while the partitions are joined: blocks a join reads stay cached up to the cap, so
 # under the command's 64 MB the cache grew with the tables (~30 MB more at 200k traces than at
-# 20k); a partition's join fits in 16 MB. A join that does not (very long trace ids) is counted
-# again at the command's cap: slower in memory, never a wrong figure.
-_SUMMARY_MEMORY = "16MB"
+# 20k); a partition's join fits in 24 MB. Every partition scans the whole per-trace tables, so
+# fewer, larger partitions cost less CPU: 100k traces under 24 MB, not 50k under 16 (decision
+# 432). A join that does not fit (very long trace ids) is counted again at the command's cap:
+# slower in memory, never a wrong figure.
+_SUMMARY_MEMORY = "24MB"
 # Rung 5's figures: what the judge decided per outcome, and what the charged ones (judged or
 # error) cost. `priced` is false when a charged judgment with tokens has no price.
 _JUDGMENTS = """
@@ -274,13 +267,19 @@ def _per_trace_figures(
 ) -> tuple[list[tuple[str, int]], list[tuple[str, str, float]], list[tuple[str, int, str, int]]]:
     """(tools, scores, ladder) of `Aggregates`, summed over partitions of the scope's traces (by
     a hash of the trace id), each joined with `findings` / `rung_results` on its own."""
+    return _capped(conn, lambda: _partitioned(conn, size, known))
+
+
+def _capped(conn: duckdb.DuckDBPyConnection, read: Callable[[], _T]) -> _T:
+    """`read()` under DuckDB's `_SUMMARY_MEMORY` cap, so the blocks it reads do not stay cached up
+    to the command's larger cap; again under that cap if it does not fit (never a wrong answer)."""
     before = conn.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
     conn.execute(f"SET memory_limit = '{_SUMMARY_MEMORY}'")
     try:
-        return _partitioned(conn, size, known)
+        return read()
     except duckdb.OutOfMemoryException:
         conn.execute(f"SET memory_limit = '{before}'")
-        return _partitioned(conn, size, known)
+        return read()
     finally:
         conn.execute(f"SET memory_limit = '{before}'")
 
@@ -355,49 +354,30 @@ def row_batches(
     store: Store, scope: Scope, run: dict[str, Any], batch: int = BATCH_TRACES
 ) -> Iterator[RunRows]:
     """The per-trace rows of `scope`, `batch` traces at a time, in report order (one set of
-    queries per batch, never per trace)."""
-    positions = _positions(store, scope)
-    for start in range(0, len(scope), batch):
-        yield _rows_of(store, positions, start + 1, start + batch, run)
+    queries per batch, never per trace).
+
+    Paged by key, not by position: each batch is the next `batch` traces after the last one's
+    report-order key (`_KEY`), a top-N of the scope's rows. A table of every trace's position
+    (what this did before) held ~0.27 KB a trace in DuckDB's memory for the whole report
+    (decision 430); a key holds one trace's, whatever the run's size."""
+    after: tuple[Any, ...] | None = None
+    while True:
+        rows, after = _rows_after(store, scope, after, batch, run)
+        if rows is None:
+            return
+        yield rows
 
 
-def _rows_of(store: Store, positions: str, first: int, last: int, run: dict[str, Any]) -> RunRows:
+def _rows_after(
+    store: Store, scope: Scope, after: tuple[Any, ...] | None, batch: int, run: dict[str, Any]
+) -> tuple[RunRows | None, tuple[Any, ...] | None]:
+    """The rows of the next `batch` traces of `scope` after the key `after` (from the first when
+    None), and the last one's key; (None, None) past the end."""
     with store.lock:
-        conn = store.conn
-        conn.execute(
-            f"CREATE OR REPLACE TEMP VIEW batch_traces AS SELECT trace_id FROM {positions} "
-            f"WHERE pos BETWEEN {int(first)} AND {int(last)}"
-        )
-
-        def rows(sql: str) -> list[dict[str, Any]]:
-            cursor = conn.execute(sql)
-            names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-        try:
-            results = rows(
-                "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN batch_traces USING (trace_id) "
-                f"ORDER BY {_ORDER}"
-            )
-            rungs = rows(
-                "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "
-                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, rung, rung_name"
-            )
-            findings = rows(
-                "SELECT * FROM findings SEMI JOIN batch_traces USING (trace_id) "
-                "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message"
-            )
-            calls = rows(
-                "SELECT trace_id, ordinal, tool_name AS tool, arguments_raw, status, error_type "
-                "FROM tool_calls SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, ordinal"
-            )
-            judgments = rows(
-                "SELECT * EXCLUDE (evaluated_at) FROM trace_judgments "
-                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id"
-            )
-            notes = request_notes(conn)
-        finally:
-            conn.execute("DROP VIEW IF EXISTS batch_traces")
+        found = _capped(store.conn, lambda: _batch_rows(store.conn, scope, after, batch))
+    if found is None:
+        return None, None
+    last, results, rungs, findings, calls, judgments, notes = found
     for r in results:
         r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
     for f in findings:
@@ -407,4 +387,55 @@ def _rows_of(store: Store, positions: str, first: int, last: int, run: dict[str,
     for call in calls:
         call["arguments"] = json_or_none(call["arguments_raw"])
         by_trace.setdefault(call.pop("trace_id"), []).append(call)
-    return RunRows(run, results, rungs, findings, by_trace, notes, judgments)
+    return RunRows(run, results, rungs, findings, by_trace, notes, judgments), last
+
+
+def _batch_rows(
+    conn: duckdb.DuckDBPyConnection, scope: Scope, after: tuple[Any, ...] | None, batch: int
+) -> Any:
+    """The raw rows of the next batch (see `_rows_after`): the last key, then results, rung rows,
+    findings, tool calls, judgments and request notes; None past the end."""
+    # A temporary table, not a registered Arrow one: DuckDB knows it holds `batch` rows and
+    # builds each join's hash table on it, not on the per-trace table.
+    conn.execute(
+        f"CREATE OR REPLACE TEMP TABLE batch_traces AS SELECT trace_id, {_KEY} AS k FROM {scope.rows} "
+        + (f"WHERE k > {_AFTER} " if after is not None else "")
+        + f"ORDER BY k LIMIT {int(batch)}",
+        None if after is None else {f"k{i}": v for i, v in enumerate(after)},
+    )
+
+    def rows(sql: str) -> list[dict[str, Any]]:
+        cursor = conn.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    try:
+        last = conn.execute("SELECT k FROM batch_traces ORDER BY k DESC LIMIT 1").fetchall()
+        if not last:
+            return None
+        return (
+            tuple(last[0][0]),
+            rows(
+                "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN batch_traces USING (trace_id) "
+                f"ORDER BY {_ORDER}"
+            ),
+            rows(
+                "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "
+                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, rung, rung_name"
+            ),
+            rows(
+                "SELECT * FROM findings SEMI JOIN batch_traces USING (trace_id) "
+                "ORDER BY case_id, repeat_index, rung, ordinal, code, param, message"
+            ),
+            rows(
+                "SELECT trace_id, ordinal, tool_name AS tool, arguments_raw, status, error_type "
+                "FROM tool_calls SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id, ordinal"
+            ),
+            rows(
+                "SELECT * EXCLUDE (evaluated_at) FROM trace_judgments "
+                "SEMI JOIN batch_traces USING (trace_id) ORDER BY trace_id"
+            ),
+            request_notes(conn),
+        )
+    finally:
+        conn.execute("DROP TABLE IF EXISTS batch_traces")

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from traceladder.domain.registry import is_installed, load_domain
 from traceladder.files import write_chunks, write_text
 from traceladder.instrumentation.semconv import QUIRKS
@@ -123,11 +125,28 @@ def whole(opened: RunReport) -> dict[str, Any]:
     return {**opened.head, "results": results}
 
 
+# orjson writes what `json.dumps(obj, ensure_ascii=False, indent=2, default=str)` writes (dates and
+# dataclasses through `str`, as there) ~15x faster: with indent, the standard library encodes in
+# Python, ~0.2 ms of a report's ~0.5 ms a result (decision 431). One encoder for the whole document
+# and for its streamed parts, so the two texts stay identical.
+_ORJSON_OPTIONS = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+
+def indented_json(obj: Any) -> str:
+    """`obj` as JSON text indented by two spaces, as every JSON report is written."""
+    return orjson.dumps(obj, option=_ORJSON_OPTIONS, default=str).decode()
+
+
 def report_json(report: dict[str, Any]) -> str:
     """The report as JSON text, once it is known to be a valid ReportV1: the document checked is
     the one written (parsed back from this text), so nothing written can differ from what was
     validated. `SchemaViolation` names the first violations otherwise."""
-    text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
+    text = indented_json(report) + "\n"
     require_valid("ReportV1", json.loads(text), also=report_problems)
     return text
 
@@ -164,7 +183,7 @@ def checked_results(opened: RunReport) -> Iterator[tuple[dict[str, Any], str]]:
 def checked_result(result: dict[str, Any], index: int) -> str:
     """The JSON text of one result (indented as in the whole document), once it is known to be a
     valid ReportV1 result (the parsed-back text); `index` is its place among the results."""
-    text = json.dumps(result, ensure_ascii=False, indent=2, default=str)
+    text = indented_json(result)
     require_valid_part("ReportV1", "result", json.loads(text), f"results/{index}")
     return text
 
@@ -173,8 +192,7 @@ def json_chunks(opened: RunReport) -> Iterator[str]:
     """The report's JSON text, a result at a time: the same text `report_json` writes for the
     whole document."""
     check_head(opened.head)
-    head = json.dumps({k: v for k, v in opened.head.items() if k != "results"}, ensure_ascii=False,
-                      indent=2, default=str)  # fmt: skip
+    head = indented_json({k: v for k, v in opened.head.items() if k != "results"})
     yield head[: -len("\n}")] + ',\n  "results": ['
     first = True
     for _, text in checked_results(opened):
