@@ -53,6 +53,9 @@ def _passes_offline(tmp_path: Path) -> None:
         # the system prompt in gen_ai.system_instructions; a second one-span create_agent trace
         # with other definitions, which becomes no case (no user request) and defines nothing
         ("frameworks/langgraph-openllmetry/chain-plain", ("--skip-bad",)),
+        # JavaScript: the Vercel AI SDK's ai.prompt.messages / ai.prompt.tools / ai.response.toolCalls
+        ("frameworks/vercel-ai/chain-plain", ()),
+        ("frameworks/vercel-ai/chain-stream", ()),
     ],
 )
 def test_a_framework_that_keeps_its_messages_off_the_input_messages_is_recorded_and_replays(
