@@ -32,7 +32,8 @@ def test_a_trace_in_shapes_nobody_reads_is_not_evaluated_with_the_shapes_named(t
     unknown = verdicts[ids["unknown_like"]]
     assert unknown["verdict"] == "NOT_EVALUATED"
     assert (
-        "tool activity in a shape traceladder does not read: acme.toolCall (3 spans)" in unknown["explanation"]
+        "tool activity in a shape traceladder does not read: acme.toolCall (3 spans)"
+        in unknown["explanation"]
     )
     assert "acme.response.toolCalls (1 span)" in unknown["explanation"]
     rungs = _sql(db, f"SELECT DISTINCT status FROM rung_results WHERE trace_id = '{ids['unknown_like']}'")
@@ -41,9 +42,11 @@ def test_a_trace_in_shapes_nobody_reads_is_not_evaluated_with_the_shapes_named(t
     # the same shape under the Vercel AI SDK's own names is read since the vercel_ai convention
     # exists: three calls, the schema-violating and the invalid-JSON one fail rung 1
     assert verdicts[ids["vercel_like"]]["verdict"] == "FAIL"
-    assert _sql(
-        db, f"SELECT call_id FROM tool_calls WHERE trace_id = '{ids['vercel_like']}' ORDER BY 1"
-    ) == [{"call_id": "call_a1"}, {"call_id": "call_a2"}, {"call_id": "call_a3"}]
+    assert _sql(db, f"SELECT call_id FROM tool_calls WHERE trace_id = '{ids['vercel_like']}' ORDER BY 1") == [
+        {"call_id": "call_a1"},
+        {"call_id": "call_a2"},
+        {"call_id": "call_a3"},
+    ]
 
     # LiteLLM's old-style function_call is read since the litellm convention exists: both calls are
     # read, and the schema-violating one fails rung 1 (unread, it was NOT_EVALUATED; never PASS)
