@@ -83,6 +83,7 @@ _MODULES: list[str] = [
     "openai_agents", "mcp_tools", "langgraph_agent", "smolagents_agent", "crewai_agent",
     "pydanticai", "strands_agents", "google_adk", "openai_agents_responses", "anthropic_messages", "litellm_agent",
     "vercel_ai",  # JavaScript producers (frameworks/node/)
+    "google_genai",
 ]  # fmt: skip
 
 
