@@ -44,27 +44,37 @@ def _provider() -> tuple[TracerProvider, InMemorySpanExporter]:
     return provider, memory
 
 
-def vercel_like(provider: TracerProvider) -> None:
-    """One generateText run: one model step asking for the three calls, each run as an ai.toolCall."""
-    tracer = provider.get_tracer("ai")
+def vercel_like(provider: TracerProvider, prefix: str = "ai") -> None:
+    """One generateText run: one model step asking for the three calls, each run as an ai.toolCall
+    (the AI SDK 4 spelling: `args`, `toolCallType`). `prefix` renames every span, attribute and the
+    tracer scope (`unknown_like`)."""
+    tracer = provider.get_tracer(prefix)
     tool_calls = [
         {"toolCallType": "function", "toolCallId": i, "toolName": n, "args": a} for n, i, a in CALLS
     ]
-    with tracer.start_as_current_span("ai.generateText", attributes={
-        "ai.operationId": "ai.generateText", "ai.prompt": json.dumps({"prompt": "Weather in Paris, then book"}),
+    with tracer.start_as_current_span(f"{prefix}.generateText", attributes={
+        f"{prefix}.operationId": f"{prefix}.generateText",
+        f"{prefix}.prompt": json.dumps({"prompt": "Weather in Paris, then book"}),
     }):  # fmt: skip
-        with tracer.start_as_current_span("ai.generateText.doGenerate", attributes={
-            "ai.operationId": "ai.generateText.doGenerate", "ai.model.id": "toy-model",
-            "ai.prompt.tools": [json.dumps(t["function"]) for t in TOOLS],
-            "ai.response.toolCalls": json.dumps(tool_calls), "ai.response.finishReason": "tool-calls",
+        with tracer.start_as_current_span(f"{prefix}.generateText.doGenerate", attributes={
+            f"{prefix}.operationId": f"{prefix}.generateText.doGenerate", f"{prefix}.model.id": "toy-model",
+            f"{prefix}.prompt.tools": [json.dumps(t["function"]) for t in TOOLS],
+            f"{prefix}.response.toolCalls": json.dumps(tool_calls), f"{prefix}.response.finishReason": "tool-calls",
         }):  # fmt: skip
             pass
         for name, call_id, args in CALLS:
-            with tracer.start_as_current_span("ai.toolCall", attributes={
-                "ai.operationId": "ai.toolCall", "ai.toolCall.name": name, "ai.toolCall.id": call_id,
-                "ai.toolCall.args": args, "ai.toolCall.result": '"ok"',
+            with tracer.start_as_current_span(f"{prefix}.toolCall", attributes={
+                f"{prefix}.operationId": f"{prefix}.toolCall", f"{prefix}.toolCall.name": name,
+                f"{prefix}.toolCall.id": call_id, f"{prefix}.toolCall.args": args,
+                f"{prefix}.toolCall.result": '"ok"',
             }):  # fmt: skip
                 pass
+
+
+def unknown_like(provider: TracerProvider) -> None:
+    """The Vercel-like run under a name no convention knows (`acme.toolCall`, scope `acme`): since
+    the vercel_ai convention reads the real one, this is the producer nobody reads."""
+    vercel_like(provider, prefix="acme")
 
 
 def litellm_like(provider: TracerProvider) -> None:

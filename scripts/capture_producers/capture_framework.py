@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
         "producer": name,
         "framework": config.framework,
         "description": config.description,
-        "package_versions": _versions(config.packages),
+        "package_versions": _versions(config.packages) | (config.versions() if config.versions else {}),
         "python": platform.python_version(),
         "env": env,
         "service_name": service_name,

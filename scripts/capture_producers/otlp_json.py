@@ -53,3 +53,27 @@ def to_otlp_json(msg: Any) -> dict[str, Any]:
 
 def pb_to_otlp_json(kind: str, body: bytes) -> dict[str, Any]:
     return to_otlp_json(parse_request(kind, body))
+
+
+def _b64_ids(obj: Any) -> Any:
+    """OTLP/JSON's hex ids back to the proto3 JSON mapping's base64, everywhere in `obj`."""
+    if isinstance(obj, dict):
+        return {
+            k: base64.b64encode(bytes.fromhex(v)).decode()
+            if k in ID_KEYS and isinstance(v, str)
+            else _b64_ids(v)
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list):
+        return [_b64_ids(v) for v in obj]
+    return obj
+
+
+def same_message(kind: str, body: bytes, data: dict[str, Any]) -> bool:
+    """Whether an OTLP/JSON request holds the same message as a protobuf body, read through the
+    proto3 JSON mapping: the JS SDK's serializer writes default values (`droppedAttributesCount:
+    0`, `events: []`) and 64-bit integers as JSON numbers, which MessageToDict does not — the
+    same message, another spelling."""
+    msg = ExportTraceServiceRequest() if kind == "traces" else ExportLogsServiceRequest()
+    json_format.ParseDict(_b64_ids(data), msg)
+    return bool(msg == parse_request(kind, body))

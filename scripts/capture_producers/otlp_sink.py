@@ -50,6 +50,16 @@ class OTLPSink:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
                 pass
 
+            def _chunked(self) -> bytes:
+                """A body sent with `Transfer-Encoding: chunked` (Node's exporters send no length)."""
+                parts = []
+                while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                    parts.append(self.rfile.read(size))
+                    self.rfile.readline()
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(parts)
+
             def do_POST(self) -> None:  # noqa: N802 - stdlib name
                 length = int(self.headers.get("Content-Length") or 0)
                 if length > MAX_BODY:
@@ -57,7 +67,11 @@ class OTLPSink:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                body = self.rfile.read(length)
+                body = (
+                    self._chunked()
+                    if "chunked" in self.headers.get("Transfer-Encoding", "")
+                    else self.rfile.read(length)
+                )
                 ctype = self.headers.get("Content-Type", "")
                 with sink._lock:
                     sink.captures.append(

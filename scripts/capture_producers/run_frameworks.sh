@@ -6,6 +6,7 @@
 # Env: VENVS (default /work/venvs), PYTHON (default python3.11), SCENARIOS (space list),
 #      MODES (default "plain stream"), OUT (default <repo>/tests/fixtures/frameworks).
 # The venv of producer P is built from requirements/P.txt (a full `pip freeze`), rebuilt when it changes.
+# A JavaScript producer (frameworks/node/P/) gets $VENVS/node-P: that venv plus `npm ci` of its lock file.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,12 +21,19 @@ read -r -a MODE_LIST <<< "${MODES:-plain stream}"
 for producer in "$@"; do
   req="$HERE/requirements/$producer.txt"
   venv="$VENVS/$producer"
-  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  node_src="$HERE/frameworks/node/$producer"  # a JavaScript producer: its npm packages join the venv
+  locks=("$req")
+  if [ -d "$node_src" ]; then venv="$VENVS/node-$producer"; locks+=("$node_src/package-lock.json"); fi
+  want="$(cat "${locks[@]}" | sha256sum | cut -d' ' -f1)"
   if ! [ -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
     echo "== creating venv $venv"
     rm -rf "$venv"
     "$PYTHON" -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+    if [ -d "$node_src" ]; then
+      cp "$node_src/package.json" "$node_src/package-lock.json" "$venv/"
+      (cd "$venv" && npm ci --no-audit --no-fund --silent)
+    fi
     echo "$want" > "$venv/.requirements.sha256"
   fi
   for scenario in "${SCENARIO_LIST[@]}"; do

@@ -19,7 +19,7 @@ import importlib
 import json
 from typing import Any
 
-_MODULES: list[str] = ["responses_api", "anthropic_messages"]
+_MODULES: list[str] = ["responses_api", "anthropic_messages", "gemini_generate"]
 
 
 def _protocols() -> list[Any]:

@@ -125,10 +125,26 @@ def test_every_call_the_model_sent_is_read_once_with_its_id_and_arguments(fixtur
     assert got == sent(fixture)
 
 
+def wire_tools(fixture: str) -> list[dict[str, Any]]:
+    """The tools the framework sent, one definition each: OpenAI's `{type, function}` and
+    Anthropic's flat ones as they are, Gemini's `functionDeclarations` unpacked (google-genai sends
+    the schema as `parameters_json_schema`: given here as `parameters`)."""
+    out = []
+    for tool in expected(fixture)["request_tools"] or []:
+        declarations = tool.get("functionDeclarations", tool.get("function_declarations"))
+        if not isinstance(declarations, list):
+            out.append(tool)
+            continue
+        for d in declarations:
+            schema = d.get("parameters", d.get("parameters_json_schema", d.get("parametersJsonSchema")))
+            out.append({"name": d["name"], "description": d.get("description"), "parameters": schema})
+    return out
+
+
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_definitions_are_the_schemas_the_framework_sent(fixture):
     on_wire = {}
-    for tool in expected(fixture)["request_tools"] or []:
+    for tool in wire_tools(fixture):
         function = tool.get("function", tool)
         # OpenAI's `parameters`; Anthropic's `input_schema`
         on_wire[function["name"]] = function.get("parameters", function.get("input_schema"))
@@ -179,8 +195,9 @@ def test_a_bad_call_is_never_a_pass_and_a_clean_chain_never_fails_rung_1(tmp_pat
     # what a user gives for a producer that records no tool definitions (the OTel Agents
     # instrumentation): the tools the framework sent; traces that captured their own keep those
     tools = tmp_path / "tools.json"
+    first = next(f for f in FIXTURES if f.startswith(producer + "/"))
     tools.write_text(
-        json.dumps(expected(next(f for f in FIXTURES if f.startswith(producer + "/")))["request_tools"])
+        json.dumps([t if "function" in t else {"type": "function", "function": t} for t in wire_tools(first)])
     )
     result = cli("evaluate", "--db", str(db), "--policy", str(policy), "--tools", str(tools))
     assert result.returncode == 0, result.stderr

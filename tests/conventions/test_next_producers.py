@@ -50,3 +50,49 @@ def test_litellm_raw_choices_are_read_as_literals_only(tmp_path):
     evil = f"[{{'message': {{'tool_calls': [{call}], 'x': open({str(marker)!r}, 'w').write('1')}}}}]"
     assert raw_choice_calls({"llm.openai.choices": evil}) == []
     assert not marker.exists()
+
+
+# What `experimental_telemetry: {recordInputs: false, recordOutputs: false}` keeps the AI SDK from
+# writing (its `selectTelemetryAttributes` drops every input / output attribute).
+_VERCEL_CONTENT = ("ai.prompt", "ai.toolCall.args", "ai.toolCall.result", "ai.response.")
+
+
+def test_vercel_ai_without_recorded_content_reads_its_calls_by_id_and_never_judges_absent_arguments(tmp_path):
+    """The real Vercel AI SDK capture with the content attributes the SDK's record switches drop:
+    the calls still come, by name and id, from the `ai.toolCall` spans; rung 1 is not_evaluated
+    for arguments that were never recorded, never PARAM_WRONG_FORMAT, and the trace is no PASS."""
+    from pathlib import Path
+
+    from tests.conftest import cli
+
+    capture = Path(__file__).resolve().parents[1] / "fixtures/frameworks/vercel-ai/chain-plain"
+    request = json.loads((capture / "collector-traces.jsonl").read_text().splitlines()[0])
+    for resource in request["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["attributes"] = [
+                    a for a in span["attributes"] if not a["key"].startswith(_VERCEL_CONTENT)
+                ]
+    stripped = tmp_path / "collector-traces.jsonl"
+    stripped.write_text(json.dumps(request) + "\n")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(json.loads((capture / "expected.json").read_text())["request_tools"]))
+    db = tmp_path / "s.duckdb"
+    assert cli("ingest", "--db", str(db), str(stripped)).returncode == 0
+    assert cli("evaluate", "--db", str(db), "--tools", str(tools)).returncode == 0
+
+    def sql(query: str) -> list[dict]:
+        done = cli("sql", query, "--db", str(db), "--json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert sql("SELECT tool_name, call_id, arguments_raw FROM tool_calls ORDER BY ordinal") == [
+        {"tool_name": "get_weather", "call_id": "call_d1", "arguments_raw": None},
+        {"tool_name": "get_time", "call_id": "call_d2", "arguments_raw": None},
+        {"tool_name": "book_table", "call_id": "call_d3", "arguments_raw": None},
+    ]
+    assert sql("SELECT count(*) AS n FROM findings WHERE code = 'PARAM_WRONG_FORMAT'") == [{"n": 0}]
+    (rung,) = sql("SELECT status, explanation FROM rung_results WHERE rung_name = 'schema'")
+    assert rung["status"] == "not_evaluated"
+    assert "the producer recorded no arguments for it" in rung["explanation"]
+    assert sql("SELECT verdict FROM results") != [{"verdict": "PASS"}]

@@ -5,6 +5,7 @@ runs against the real packages)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import duckdb
@@ -24,6 +25,17 @@ def test_every_python_snippet_is_valid_python() -> None:
     assert len(snippets) >= 5
     for snippet in snippets:
         compile(snippet, "sending-traces.md", "exec")
+
+
+def test_every_javascript_snippet_is_valid_javascript(tmp_path: Path) -> None:
+    """The JavaScript producers' snippets (Vercel AI SDK, …) parse as ES modules (`node --check`)."""
+    snippets = blocks("javascript")
+    assert snippets
+    for n, snippet in enumerate(snippets):
+        path = tmp_path / f"snippet{n}.mjs"
+        path.write_text(snippet)
+        done = subprocess.run(["node", "--check", str(path)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
 
 
 def test_the_page_runs_as_written(tmp_path: Path) -> None:

@@ -23,20 +23,30 @@ def _sql(db, query):
 
 def test_a_trace_in_shapes_nobody_reads_is_not_evaluated_with_the_shapes_named(tmp_path):
     db = tmp_path / "s.duckdb"
-    ids = write(tmp_path / "toy.pb", "vercel_like", "litellm_like", "known_shape")
+    ids = write(tmp_path / "toy.pb", "unknown_like", "vercel_like", "litellm_like", "known_shape")
     assert cli("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0
     result = cli("evaluate", "--db", str(db), "--tools", str(tools_file(tmp_path / "tools.json")))
     assert result.returncode == 0, result.stderr
     verdicts = {r["trace_id"]: r for r in _sql(db, "SELECT trace_id, verdict, explanation FROM results")}
 
-    vercel = verdicts[ids["vercel_like"]]
-    assert vercel["verdict"] == "NOT_EVALUATED"
+    unknown = verdicts[ids["unknown_like"]]
+    assert unknown["verdict"] == "NOT_EVALUATED"
     assert (
-        "tool activity in a shape traceladder does not read: ai.toolCall (3 spans)" in vercel["explanation"]
+        "tool activity in a shape traceladder does not read: acme.toolCall (3 spans)"
+        in unknown["explanation"]
     )
-    assert "ai.response.toolCalls (1 span)" in vercel["explanation"]
-    rungs = _sql(db, f"SELECT DISTINCT status FROM rung_results WHERE trace_id = '{ids['vercel_like']}'")
+    assert "acme.response.toolCalls (1 span)" in unknown["explanation"]
+    rungs = _sql(db, f"SELECT DISTINCT status FROM rung_results WHERE trace_id = '{ids['unknown_like']}'")
     assert rungs == [{"status": "not_evaluated"}]
+
+    # the same shape under the Vercel AI SDK's own names is read since the vercel_ai convention
+    # exists: three calls, the schema-violating and the invalid-JSON one fail rung 1
+    assert verdicts[ids["vercel_like"]]["verdict"] == "FAIL"
+    assert _sql(db, f"SELECT call_id FROM tool_calls WHERE trace_id = '{ids['vercel_like']}' ORDER BY 1") == [
+        {"call_id": "call_a1"},
+        {"call_id": "call_a2"},
+        {"call_id": "call_a3"},
+    ]
 
     # LiteLLM's old-style function_call is read since the litellm convention exists: both calls are
     # read, and the schema-violating one fails rung 1 (unread, it was NOT_EVALUATED; never PASS)
@@ -53,9 +63,9 @@ def test_a_trace_in_shapes_nobody_reads_is_not_evaluated_with_the_shapes_named(t
     unread = _sql(
         db,
         "SELECT shape, source, items FROM trace_reading WHERE convention IS NULL "
-        f"AND trace_id = '{ids['vercel_like']}' ORDER BY shape",
+        f"AND trace_id = '{ids['unknown_like']}' ORDER BY shape",
     )
-    assert {"shape": "ai.toolCall", "source": "span", "items": 3} in unread
+    assert {"shape": "acme.toolCall", "source": "span", "items": 3} in unread
     claimed = _sql(db, f"SELECT convention, role, items FROM trace_reading WHERE convention IS NOT NULL "
                        f"AND trace_id = '{ids['litellm_like']}' ORDER BY convention, role")  # fmt: skip
     assert {"convention": "otel_genai", "role": "tool", "items": 1} in claimed
@@ -66,17 +76,17 @@ def test_a_trace_in_shapes_nobody_reads_is_not_evaluated_with_the_shapes_named(t
 
 def test_explain_names_the_convention_of_each_span_each_calls_source_and_what_was_left(tmp_path):
     db = tmp_path / "s.duckdb"
-    ids = write(tmp_path / "toy.pb", "vercel_like", "litellm_like")
+    ids = write(tmp_path / "toy.pb", "unknown_like", "litellm_like")
     assert cli("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0
 
-    out = cli("explain", ids["vercel_like"], "--db", str(db))
+    out = cli("explain", ids["unknown_like"], "--db", str(db))
     assert (out.returncode, out.stderr) == (0, "")
     text = out.stdout
     assert "calls (0):\n  none read" in text
-    assert "ai.toolCall (3 spans) — span; seen on " in text
-    assert "ai.response.toolCalls (1 span) — attribute" in text
+    assert "acme.toolCall (3 spans) — span; seen on " in text
+    assert "acme.response.toolCalls (1 span) — attribute" in text
     assert "judged: no — every rung is not_evaluated: tool activity in a shape" in text
-    assert text.count("— no convention") == 5  # generateText, doGenerate, three ai.toolCall
+    assert text.count("— no convention") == 5  # generateText, doGenerate, three acme.toolCall
 
     out = cli("explain", ids["litellm_like"], "--db", str(db))
     assert out.returncode == 0, out.stderr

@@ -23,9 +23,12 @@ def _model_requests(capture: Path) -> list[dict]:
 
 
 def _sent_system_prompt(capture: Path) -> str:
-    """The system prompt the framework really sent the model (the scripted server's record)."""
-    messages = _model_requests(capture)[0]["messages"]
-    return next(m["content"] for m in messages if m["role"] == "system")
+    """The system prompt the framework really sent the model (the scripted server's record):
+    a `system` message, or the Gemini API's `systemInstruction` parts."""
+    first = _model_requests(capture)[0]
+    if "systemInstruction" in first:
+        return "".join(p["text"] for p in first["systemInstruction"]["parts"])
+    return next(m["content"] for m in first["messages"] if m["role"] == "system")
 
 
 def _record(tmp_path: Path, capture: Path, *args: str):
@@ -53,6 +56,12 @@ def _passes_offline(tmp_path: Path) -> None:
         # the system prompt in gen_ai.system_instructions; a second one-span create_agent trace
         # with other definitions, which becomes no case (no user request) and defines nothing
         ("frameworks/langgraph-openllmetry/chain-plain", ("--skip-bad",)),
+        # JavaScript: the Vercel AI SDK's ai.prompt.messages / ai.prompt.tools / ai.response.toolCalls
+        ("frameworks/vercel-ai/chain-plain", ()),
+        ("frameworks/vercel-ai/chain-stream", ()),
+        # Google GenAI (OTel GenAI through opentelemetry-instrumentation-google-genai)
+        ("frameworks/google-genai/chain-plain", ()),
+        ("frameworks/google-genai/chain-stream", ()),
     ],
 )
 def test_a_framework_that_keeps_its_messages_off_the_input_messages_is_recorded_and_replays(

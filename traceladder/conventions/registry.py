@@ -40,6 +40,8 @@ _BUILTIN = (
     "traceladder.conventions.frameworks.pydantic_ai",
     "traceladder.conventions.frameworks.openai_responses",
     "traceladder.conventions.frameworks.litellm",
+    # JavaScript producers
+    "traceladder.conventions.frameworks.vercel_ai",
 )
 
 

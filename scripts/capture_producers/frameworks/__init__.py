@@ -76,11 +76,14 @@ class FrameworkConfig:
     packages: list[str]  # distributions whose versions are recorded in expected.json
     run: Callable[[Any, str, str, bool], FrameworkRun]
     notes: list[str] = field(default_factory=list)  # what the capture could not control, etc.
+    versions: Callable[[], dict[str, str]] | None = None  # a non-Python producer's versions (npm)
 
 
 _MODULES: list[str] = [
     "openai_agents", "mcp_tools", "langgraph_agent", "smolagents_agent", "crewai_agent",
     "pydanticai", "strands_agents", "google_adk", "openai_agents_responses", "anthropic_messages", "litellm_agent",
+    "vercel_ai",  # JavaScript producers (frameworks/node/)
+    "google_genai",
 ]  # fmt: skip
 
 
