@@ -111,7 +111,7 @@ def main(argv: list[str]) -> int:
         "streamed": [bool(r["body"].get("stream")) for r in model_requests],
         "response_model": RESPONSE_MODEL,
         "user_text": SCRIPTS[scenario]["user"],
-        "request_tools": first.get("tools"),
+        "request_tools": first.get("tools") or (first.get("toolConfig") or {}).get("tools"),  # Converse: toolConfig
         "sent_calls": sent_calls(responses),
         "sent_final_text": sent_final_text(responses),
         "model_turns": len(model_requests),

@@ -50,3 +50,15 @@ def test_litellm_raw_choices_are_read_as_literals_only(tmp_path):
     evil = f"[{{'message': {{'tool_calls': [{call}], 'x': open({str(marker)!r}, 'w').write('1')}}}}]"
     assert raw_choice_calls({"llm.openai.choices": evil}) == []
     assert not marker.exists()
+
+
+def test_a_tools_file_in_bedrock_converse_format_gives_its_input_schema_json(tmp_path):
+    """`--tools` with a Bedrock `toolConfig` (what boto3's converse takes; the botocore
+    instrumentation records no definitions, so this is how a user supplies them)."""
+    from traceladder.evaluation.trace_schemas import load_tools_file
+
+    schema = {"type": "object", "properties": {"party_size": {"type": "integer"}}, "required": ["party_size"]}
+    path = tmp_path / "tools.json"
+    spec = {"toolSpec": {"name": "book_table", "description": "Book.", "inputSchema": {"json": schema}}}
+    path.write_text(json.dumps({"tools": [spec]}))
+    assert load_tools_file(path).schemas["book_table"] == schema
