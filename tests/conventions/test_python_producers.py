@@ -1,15 +1,20 @@
 """What the Python producers of issue 32 (Bedrock Converse through the botocore instrumentation,
 LlamaIndex, AutoGen AgentChat) do beyond what test_frameworks.py checks for every capture: the
-copies they repeat merge into one call by call id, with the result the tool returned."""
+copies they repeat merge into one call by call id, with the result the tool returned; calls whose
+arguments were never recorded are never judged malformed; a framework's tool span and the
+`execute_tool` span below it of the function it runs are one call."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
 import pytest
 
-from tests.conventions.test_frameworks import FIXTURES, FRAMEWORKS, calls_of, expected
+from tests.conventions.test_conventions import decode
+from tests.conventions.test_frameworks import FIXTURES, FRAMEWORKS, _bodies, calls_of, expected
+from traceladder.conventions import SpanView, extract_trace
 
 BEDROCK = [f for f in FIXTURES if f.startswith("bedrock-botocore/")]
 
@@ -99,3 +104,64 @@ def _parsed_or_none(text: str) -> str | None:
     except ValueError:
         return None
     return text
+
+
+def _execute_tool_span(tool: SpanView, span_id: str, parent: str, call_id: str) -> SpanView:
+    """The `execute_tool` span traceladder's `call_tool` writes for the function a framework's
+    tool runs (the agent under test passes the model's call id)."""
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool.attributes["tool.name"],
+        "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.call.arguments": tool.attributes["input.value"],
+        "gen_ai.tool.call.result": tool.attributes.get("output.value"),
+    }
+    name = f"execute_tool {tool.attributes['tool.name']}"
+    return dataclasses.replace(tool, span_id=span_id, parent_span_id=parent, name=name, attributes=attributes)
+
+
+@pytest.mark.parametrize("between", [0, 1, 3])
+def test_an_openinference_tool_span_and_call_tools_span_below_it_are_one_call(between):
+    """LlamaIndex's TOOL spans (OpenInference, no call id) with, `between` plain spans below each
+    (the function's own, a thread hop), the `execute_tool` span of `call_tool` for that call: one
+    execution seen twice, so each call counts once — not only when the TOOL span is the direct
+    parent."""
+    spans, _ = decode(_bodies("llamaindex/parallel-plain", "traces"), [])
+    tools = sorted(
+        (s for s in spans if s.attributes.get("openinference.span.kind") == "TOOL"), key=lambda s: s.start_ns
+    )
+    sent = expected("llamaindex/parallel-plain")["sent_calls"]
+    added = []
+    for i, (tool, call) in enumerate(zip(tools, sent, strict=True)):
+        parent = tool.span_id
+        for depth in range(between):
+            plain = dataclasses.replace(
+                tool,
+                span_id=f"{i:08x}{depth:08x}",
+                parent_span_id=parent,
+                name="fn",
+                attributes={},
+                events=[],
+            )
+            added.append(plain)
+            parent = plain.span_id
+        added.append(_execute_tool_span(tool, f"{i:08x}ffffffff", parent, call["id"]))
+    calls = extract_trace(spans + added).calls
+    assert [(c.tool_name, c.call_id, c.arguments_raw) for c in calls] == [
+        (c["name"], c["id"], c["arguments_raw"]) for c in sent
+    ]
+    assert all(c.result is not None for c in calls)
+
+
+def test_a_tool_span_below_a_model_call_inside_a_tool_stays_its_own_call():
+    """A tool that runs an agent: the inner call is the inner model's, not a copy of the outer."""
+    spans, _ = decode(_bodies("llamaindex/parallel-plain", "traces"), [])
+    tool = min(
+        (s for s in spans if s.attributes.get("openinference.span.kind") == "TOOL"), key=lambda s: s.start_ns
+    )
+    llm = next(s for s in spans if s.attributes.get("openinference.span.kind") == "LLM")
+    inner_llm = dataclasses.replace(llm, span_id="00000000aaaaaaaa", parent_span_id=tool.span_id)
+    inner = _execute_tool_span(tool, "00000000bbbbbbbb", inner_llm.span_id, "call_inner")
+    before = extract_trace(spans).calls
+    after = extract_trace([*spans, inner_llm, inner]).calls
+    assert len(after) > len(before)

@@ -53,6 +53,9 @@ def _passes_offline(tmp_path: Path) -> None:
         # the system prompt in gen_ai.system_instructions; a second one-span create_agent trace
         # with other definitions, which becomes no case (no user request) and defines nothing
         ("frameworks/langgraph-openllmetry/chain-plain", ("--skip-bad",)),
+        # LlamaIndex with OpenInference: everything on the LLM spans, plain and streamed
+        ("frameworks/llamaindex/chain-plain", ()),
+        ("frameworks/llamaindex/chain-stream", ()),
     ],
 )
 def test_a_framework_that_keeps_its_messages_off_the_input_messages_is_recorded_and_replays(

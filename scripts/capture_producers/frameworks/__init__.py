@@ -82,7 +82,7 @@ _MODULES: list[str] = [
     "openai_agents", "mcp_tools", "langgraph_agent", "smolagents_agent", "crewai_agent",
     "pydanticai", "strands_agents", "google_adk", "openai_agents_responses", "anthropic_messages", "litellm_agent",
 ]  # fmt: skip
-_MODULES += ["bedrock_converse", "autogen_agentchat"]  # issue 32, Python producers (one line per merge)
+_MODULES += ["bedrock_converse", "autogen_agentchat", "llamaindex_agent"]  # issue 32, Python producers (one line per merge)
 
 
 def _load() -> dict[str, FrameworkConfig]:
