@@ -108,7 +108,8 @@ def main(argv: list[str]) -> int:
         "service_name": service_name,
         "scenario": scenario,
         "mode": mode,
-        "streamed": [bool(r["body"].get("stream")) for r in model_requests],
+        # a body flag, or the path (Bedrock's converse-stream)
+        "streamed": [bool(r["body"].get("stream")) or r["path"].rstrip("/").endswith("-stream") for r in model_requests],
         "response_model": RESPONSE_MODEL,
         "user_text": SCRIPTS[scenario]["user"],
         "request_tools": first.get("tools") or (first.get("toolConfig") or {}).get("tools"),  # Converse: toolConfig

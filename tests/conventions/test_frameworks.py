@@ -176,11 +176,18 @@ def test_definitions_are_read_wherever_the_producer_recorded_them():
         names = {d.name for _, defs in traces(fixture) for d in defs if d.parameters is not None}
         ran = {c.tool_name for c in calls_of(fixture)}
         if not ran <= names and not fixture.startswith(
-            ("openai-agents-otel", "responses-otel", "anthropic-sdk", "google-adk", "bedrock-botocore")
+            (
+                "openai-agents-otel",
+                "responses-otel",
+                "anthropic-sdk",
+                "google-adk",
+                "bedrock-botocore",
+                "autogen",
+            )
         ):
             missing.append((fixture, sorted(ran - names)))
-    # the OTel Agents instrumentation (either model), the anthropic SDK, ADK and the botocore
-    # instrumentation record no schema (docs/conventions.md)
+    # the OTel Agents instrumentation (either model), the anthropic SDK, ADK, the botocore
+    # instrumentation and AutoGen record no schema (docs/conventions.md)
     assert missing == []
 
 
