@@ -108,10 +108,11 @@ def main(argv: list[str]) -> int:
         "service_name": service_name,
         "scenario": scenario,
         "mode": mode,
-        "streamed": [bool(r["body"].get("stream")) for r in model_requests],
+        # a body flag, or the path (Bedrock's converse-stream)
+        "streamed": [bool(r["body"].get("stream")) or r["path"].rstrip("/").endswith("-stream") for r in model_requests],
         "response_model": RESPONSE_MODEL,
         "user_text": SCRIPTS[scenario]["user"],
-        "request_tools": first.get("tools"),
+        "request_tools": first.get("tools") or (first.get("toolConfig") or {}).get("tools"),  # Converse: toolConfig
         "sent_calls": sent_calls(responses),
         "sent_final_text": sent_final_text(responses),
         "model_turns": len(model_requests),

@@ -20,6 +20,7 @@ import json
 from typing import Any
 
 _MODULES: list[str] = ["responses_api", "anthropic_messages", "gemini_generate"]
+_MODULES.append("bedrock_converse")  # streams by path (`NEEDS_PATH`), not by a body flag
 
 
 def _protocols() -> list[Any]:
@@ -42,9 +43,11 @@ def serve(handler: Any, server: Any, raw: bytes) -> bool:
         except IndexError as exc:
             status, ctype, data = 500, "application/json", json.dumps({"error": {"message": str(exc)}}).encode()
         else:
+            # a protocol that says streaming in its path (Bedrock's converse-stream) is given it
+            extra = {"path": handler.path} if getattr(protocol, "NEEDS_PATH", False) else {}
             as_sent = getattr(protocol, "as_sent", None)
-            server.responses.append(payload if as_sent is None else as_sent(body, payload))
-            status, ctype, data = protocol.reply(body, payload)
+            server.responses.append(payload if as_sent is None else as_sent(body, payload, **extra))
+            status, ctype, data = protocol.reply(body, payload, **extra)
     handler.send_response(status)
     handler.send_header("Content-Type", ctype)
     handler.send_header("Content-Length", str(len(data)))

@@ -96,3 +96,43 @@ def test_vercel_ai_without_recorded_content_reads_its_calls_by_id_and_never_judg
     assert rung["status"] == "not_evaluated"
     assert "the producer recorded no arguments for it" in rung["explanation"]
     assert sql("SELECT verdict FROM results") != [{"verdict": "PASS"}]
+
+
+def test_a_tools_file_in_bedrock_converse_format_gives_its_input_schema_json(tmp_path):
+    """`--tools` with a Bedrock `toolConfig` (what boto3's converse takes; the botocore
+    instrumentation records no definitions, so this is how a user supplies them)."""
+    from traceladder.evaluation.trace_schemas import load_tools_file
+
+    schema = {"type": "object", "properties": {"party_size": {"type": "integer"}}, "required": ["party_size"]}
+    path = tmp_path / "tools.json"
+    spec = {"toolSpec": {"name": "book_table", "description": "Book.", "inputSchema": {"json": schema}}}
+    path.write_text(json.dumps({"tools": [spec]}))
+    assert load_tools_file(path).schemas["book_table"] == schema
+
+
+def test_llamaindex_step_outputs_that_are_not_a_model_response_give_no_calls():
+    """Only a `BaseWorkflowAgent.task` step whose output is JSON `{"response": …tool_calls…}` is a
+    response; anything else (broken JSON, a Python repr, another step) gives nothing, never raises."""
+    from traceladder.conventions.frameworks.llamaindex import CONVENTION, response_calls
+    from traceladder.conventions.views import SpanView
+
+    call = '{"id": "call_1", "function": {"name": "x", "arguments": "{\\"a\\": 1"}}'
+    good = f'{{"response": {{"role": "assistant", "additional_kwargs": {{"tool_calls": [{call}]}}}}}}'
+    assert [(s.name, s.call_id, s.args) for s in response_calls({"traceloop.entity.output": good})] == [
+        ("x", "call_1", '{"a": 1')
+    ]
+    for output in [
+        good[:-5],
+        "{'response': {'tool_calls': []}}",
+        '{"response": null, "tool_calls": 1}',
+        7,
+        None,
+    ]:
+        assert response_calls({"traceloop.entity.output": output}) == []
+    attrs = {
+        "traceloop.span.kind": "task",
+        "traceloop.entity.name": "Other.task",
+        "traceloop.entity.output": good,
+    }
+    span = SpanView("s1", None, "Other.task", "INTERNAL", 0, 1, "UNSET", None, attrs, [], "x")
+    assert CONVENTION.role(span) is None

@@ -62,6 +62,9 @@ def _passes_offline(tmp_path: Path) -> None:
         # Google GenAI (OTel GenAI through opentelemetry-instrumentation-google-genai)
         ("frameworks/google-genai/chain-plain", ()),
         ("frameworks/google-genai/chain-stream", ()),
+        # LlamaIndex with OpenInference: everything on the LLM spans, plain and streamed
+        ("frameworks/llamaindex/chain-plain", ()),
+        ("frameworks/llamaindex/chain-stream", ()),
     ],
 )
 def test_a_framework_that_keeps_its_messages_off_the_input_messages_is_recorded_and_replays(
@@ -123,3 +126,25 @@ def test_no_user_request_names_where_it_was_looked_for_and_the_way_out(tmp_path)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "no user request recorded (the instruction of the case) in its span attributes, span events or log " \
            "records; select traces that record it (--trace, --where) or --skip-bad" in refused.stderr  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["plain", "stream"])
+def test_bedrock_converse_records_with_its_tool_config_and_replays(tmp_path, mode):
+    """The botocore instrumentation keeps the request and the system prompt in log records, as
+    Converse content blocks (`[{"text": …}]`), and records no definitions: `--tools` with the
+    application's own `toolConfig` supplies them."""
+    path = FIXTURES / f"frameworks/bedrock-botocore/chain-{mode}"
+    request = _model_requests(path)[0]
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(request["toolConfig"]))
+    done = _record(tmp_path, path, "--tools", str(tools))
+    assert done.returncode == 0, done.stderr
+    suite = tmp_path / "suite"
+    (case,) = map(json.loads, (suite / "cases.jsonl").read_text().splitlines())
+    expected = json.loads((path / "expected.json").read_text())
+    assert case["instruction"] == expected["user_text"]
+    assert (suite / "system_prompt.txt").read_text() == request["system"][0]["text"]
+    assert [(c["tool"], json.dumps(c["params"])) for c in case["golden"]["calls"]] == [
+        (c["name"], c["arguments_raw"]) for c in expected["sent_calls"]
+    ]
+    _passes_offline(tmp_path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from traceladder.conventions import otel_genai as og
 from traceladder.conventions import registry
@@ -36,6 +36,9 @@ class Collected:
     llm_spans: list[LLMSpan]  # sorted by (time_ns, key)
     executions: list[Execution]  # sorted by (start_ns, span_id)
     definitions: list[DefinitionEntry]
+    # every span's parent (span id → parent id): an execution nested in another of the same tool
+    # may sit under spans of no convention's (execution_pairing.drop_nested walks through them)
+    parents: dict[str, str | None] = field(default_factory=dict)
 
 
 def _read_llm_span(span: SpanView, llm: LLMSpan, hooks: registry.Hooks) -> None:
@@ -180,4 +183,5 @@ def collect(spans: Sequence[SpanView], logs: Sequence[LogView]) -> Collected:
         _ordered(list(collector.llm_spans.values())),
         sorted(collector.executions, key=lambda e: (e.start_ns, e.span_id)),
         collector.definitions,
+        {span_id: span.parent_span_id for span_id, span in by_id.items()},
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from traceladder.conventions import otel_genai as og
-from traceladder.conventions.attribute_values import as_dict, name_text, text
+from traceladder.conventions.attribute_values import as_dict, name_text
 from traceladder.conventions.otel_genai import genai_history, genai_list
 from traceladder.conventions.sightings import (
     DefinitionList,
@@ -71,7 +71,8 @@ class Events:
             payload = og.event_payload(body, attrs)
             blocks = og.block_results(payload.get("content"), record_id)
             for result in blocks or [
-                ToolResult(name_text(payload.get("id")), text(payload.get("content")), record_id)
+                # Bedrock's (botocore instrumentation) content is Converse blocks: their text
+                ToolResult(name_text(payload.get("id")), og.blocks_text(payload.get("content")), record_id)
             ]:
                 self.messages.append((time_ns, rid, result))
         elif name == og.OPERATION_DETAILS:

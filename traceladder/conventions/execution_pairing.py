@@ -8,24 +8,35 @@ under the same agent span), from the most recent such response, first in that re
 agent loop this is "the k-th execution of N answers the k-th request of N"; it differs only where
 a request was never executed.
 
-An execution nested in another of the same tool (an MCP client span and its server span) is the
+An execution nested in another of the same tool (an MCP client span and its server span; an
+OpenInference TOOL span and, spans below, the `execute_tool` span of the function it runs) is the
 same execution seen twice and counts once.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection, Mapping
 
 from traceladder.conventions.calls import Call
 from traceladder.conventions.sightings import Execution
 
 
-def drop_nested(executions: list[Execution]) -> list[Execution]:
-    """Folds an execution nested in another of the same tool into the outer one."""
+def drop_nested(
+    executions: list[Execution],
+    parents: Mapping[str, str | None] | None = None,
+    llm_span_ids: Collection[str] = (),
+) -> list[Execution]:
+    """Folds an execution nested in another of the same tool into the outer one. `parents` (every
+    span's parent) lets the outer one be any ancestor, not only the parent: a framework's tool span
+    (an OpenInference TOOL span, which has no call id) and the `execute_tool` span of the function
+    it runs (`call_tool`'s) are often apart by spans of no convention's. The walk stops at the
+    first execution above, and at an LLM span (a model call between them makes the inner one a
+    call of its own, e.g. a tool that runs an agent)."""
     by_span = {e.span_id: e for e in executions}
     kept = []
     for e in executions:
-        outer = by_span.get(e.parent_span_id) if e.parent_span_id else None
+        outer = _outer_execution(e, by_span, parents or {}, llm_span_ids)
         if (
             outer is not None
             and outer.name == e.name
@@ -38,6 +49,26 @@ def drop_nested(executions: list[Execution]) -> list[Execution]:
             continue
         kept.append(e)
     return kept
+
+
+def _outer_execution(
+    e: Execution,
+    by_span: dict[str, Execution],
+    parents: Mapping[str, str | None],
+    llm_span_ids: Collection[str],
+) -> Execution | None:
+    """The nearest execution above `e` with no LLM span between them, or None."""
+    seen = {e.span_id}
+    current = e.parent_span_id
+    while current is not None and current not in seen:
+        found = by_span.get(current)
+        if found is not None:
+            return found
+        if current in llm_span_ids:
+            return None
+        seen.add(current)  # a parent cycle (a corrupt trace) ends the walk
+        current = parents.get(current)
+    return None
 
 
 def match_executions(calls: list[Call], executions: list[Execution]) -> list[Execution]:

@@ -270,7 +270,9 @@ def merge(collected: Collected) -> tuple[list[ExtractedCall], list[ExtractedCall
     requested = [c for s in slots for c in s.calls]
     # Tool spans first join the calls responses made; any left over may have been requested in
     # a turn only a history shows, so then every history is read.
-    unmatched = match_executions(requested, drop_nested(collected.executions))
+    llm_ids = {s.span_id for s in collected.llm_spans if s.span_id is not None}
+    executions = drop_nested(collected.executions, collected.parents, llm_ids)
+    unmatched = match_executions(requested, executions)
     histories = Histories(slots, skip=not unmatched)
     histories.bind_all(collected.llm_spans)
     own, before = (sorted(calls, key=lambda c: c.key) for calls in histories.prior())

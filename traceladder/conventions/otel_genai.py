@@ -181,7 +181,10 @@ def message_calls(message: dict[str, Any], record_id: str | None) -> list[Sighti
         out.extend(openai_calls(message["tool_calls"], record_id))
     content = message.get("content")
     if isinstance(content, list | str) and "toolUse" in (content if isinstance(content, str) else "toolUse"):
-        out.extend(block_calls(content, record_id))
+        # the botocore instrumentation writes a Bedrock assistant message twice over: its
+        # `toolUse` blocks and, beside them, the same calls as `tool_calls` — one call each
+        seen = {s.call_id for s in out if s.call_id is not None}
+        out.extend(s for s in block_calls(content, record_id) if s.call_id is None or s.call_id not in seen)
     return out
 
 

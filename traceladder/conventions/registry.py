@@ -29,7 +29,7 @@ from traceladder.project_config import CONVENTIONS_ENV, named_conventions
 
 GROUP = "traceladder.conventions"
 # One line each: a new built-in convention is a module with a `CONVENTION` and a line here.
-_BUILTIN = (
+_BUILTIN: tuple[str, ...] = (
     "traceladder.conventions.otel_genai",
     "traceladder.conventions.openinference",
     "traceladder.conventions.openllmetry",
@@ -43,6 +43,7 @@ _BUILTIN = (
     # JavaScript producers
     "traceladder.conventions.frameworks.vercel_ai",
 )
+_BUILTIN += ("traceladder.conventions.frameworks.llamaindex",)  # issue 32, Python producers
 
 
 _IN_FORCE: ContextVar[str | None] = ContextVar("traceladder_conventions", default=None)

@@ -78,7 +78,8 @@ def _definitions(document: Any) -> Iterable[Mapping[str, Any]]:
     if not isinstance(items, list):
         raise ValueError("expected a JSON array of tool definitions (or an object with a `tools` array)")
     for index, item in enumerate(items):
-        tool = item.get("function", item) if isinstance(item, dict) else None
+        # OpenAI's {"function": {...}}, Bedrock Converse's {"toolSpec": {...}}, or the bare object
+        tool = item.get("function", item.get("toolSpec", item)) if isinstance(item, dict) else None
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise ValueError(f"item {index} is not an OpenAI tool definition with a function name")
         yield tool
@@ -86,9 +87,10 @@ def _definitions(document: Any) -> Iterable[Mapping[str, Any]]:
 
 def read_tools_file(path: Path) -> list[Mapping[str, Any]]:
     """`--tools FILE`: OpenAI-format tool definitions (`[{"type": "function", "function": {...}}]`,
-    an object with a `tools` array, or bare `{"name", "parameters"}` objects; the schema may also
-    be Anthropic's `input_schema` or MCP's `inputSchema`, never silently ignored), each function
-    object checked (a usable schema; `parameters` defaults to any object). A file that cannot be
+    an object with a `tools` array, or bare `{"name", "parameters"}` objects, or Bedrock Converse's
+    `toolConfig` (`{"tools": [{"toolSpec": {...}}]}`); the schema may also be Anthropic's
+    `input_schema`, MCP's `inputSchema` or Bedrock's `inputSchema.json`, never silently ignored),
+    each function object checked (a usable schema; `parameters` defaults to any object). A file that cannot be
     read, or holds none, is a `UserError`."""
     try:
         document = json.loads(read_input(path, "--tools file", LIMITS["--tools file"]).decode("utf-8"))

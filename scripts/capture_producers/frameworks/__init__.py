@@ -85,6 +85,7 @@ _MODULES: list[str] = [
     "vercel_ai",  # JavaScript producers (frameworks/node/)
     "google_genai",
 ]  # fmt: skip
+_MODULES += ["bedrock_converse", "autogen_agentchat", "llamaindex_agent"]  # issue 32, Python producers (one line per merge)
 
 
 def _load() -> dict[str, FrameworkConfig]:
