@@ -80,6 +80,49 @@ def create_run(store: Store, run: NewRun) -> None:
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class PlayedTurn:
+    """What one played turn of a multi-turn case left (`case_turns`)."""
+
+    turn: int
+    trace_id: str | None
+    agent_status: str
+    error_type: str | None
+    error_message: str | None
+    steps: int
+    final_text: str | None
+    latency_ms: float
+    input_tokens: int
+    output_tokens: int
+
+
+def record_case_run(store: Store, row: Sequence[Any], turns: Sequence[PlayedTurn] = ()) -> None:
+    """A finished case run: its `case_runs` row (the 15 columns in order) and, for a multi-turn
+    case, its turns (`case_turns`, replacing an earlier attempt's: a resumed case is played again
+    from its first turn), in one transaction — a case is done with all its turns or not at all."""
+    run_id, case_id, repeat_index = row[0], row[1], row[2]
+    with store.transaction() as conn:
+        conn.execute(
+            "DELETE FROM case_turns WHERE run_id = ? AND case_id = ? AND repeat_index = ?",
+            [run_id, case_id, repeat_index],
+        )
+        if turns:
+            conn.executemany(
+                "INSERT INTO case_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [
+                        run_id, case_id, repeat_index, t.turn, t.trace_id or None, t.agent_status,
+                        t.error_type, t.error_message, t.steps, t.final_text, t.latency_ms, t.input_tokens,
+                        t.output_tokens,
+                    ]
+                    for t in turns
+                ],
+            )  # fmt: skip
+        conn.execute(
+            "INSERT OR REPLACE INTO case_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row
+        )
+
+
 def mark_running(store: Store, run_id: str) -> None:
     """A resumed run is running again."""
     store.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
