@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from traceladder.conventions.answers import exchange, opening, response_text
+from traceladder.conventions.answers import exchange, opening, response_text, turn_message
 from traceladder.instrumentation import semconv as sc
 from traceladder.storage.db import Store, trace_id_table
 
@@ -136,6 +136,14 @@ def read_exchanges(store: Store, trace_ids: Sequence[str]) -> dict[str, Exchange
             ).fetchall()
         )
     return {t: Exchange(*_exchange(read, t), roots.get(t)) for t in trace_ids}
+
+
+def read_turn_messages(store: Store, trace_ids: Sequence[str]) -> dict[str, str | None]:
+    """trace → the user's message it answers (`answers.turn_message`): a conversation's turn's
+    own message, not the dialogue's first."""
+    with store.registered("wanted_traces", trace_id_table(trace_ids)) as conn:
+        read = _read(conn)
+    return {t: turn_message([a for _, a in read.llm.get(t, [])]) for t in trace_ids}
 
 
 def read_exchange_details(store: Store, trace_ids: Sequence[str]) -> dict[str, ExchangeDetail]:
