@@ -142,6 +142,18 @@ def test_an_agent_that_raises_on_turn_two_keeps_turn_one_and_fails_the_conversat
     verdict = rows(db, "SELECT verdict, deciding_turn FROM conversation_results")
     assert verdict == [("AGENT_ERROR", 1)]
     assert rows(db, "SELECT agent_status, error_type FROM case_runs") == [("error", "agent_exception")]
+    # the report's per-case lines are the turns, each with its own verdict
+    report = cli("report", run_id, "--db", str(db), "--format", "json")
+    assert report.returncode == 0, report.stderr
+    results = json.loads(report.stdout)["results"]
+    assert [(r["case_id"], r["turn"], r["verdict"]) for r in results] == [
+        (CASE_ID, 0, "PASS"), (CASE_ID, 1, "AGENT_ERROR")
+    ]  # fmt: skip
+    text = cli("report", run_id, "--db", str(db), "--format", "text")
+    failing = [line for line in text.stdout.splitlines() if f"{CASE_ID} turn" in line]
+    assert len(failing) == 1 and "turn 2" in failing[0] and "agent_exception" in text.stdout
+    junit = cli("report", run_id, "--db", str(db), "--format", "junit")
+    assert f'name="{CASE_ID} turn 1"' in junit.stdout and f'name="{CASE_ID} turn 2"' in junit.stdout
 
 
 FROZEN_SUITE_SHA256 = "df52147eae5e1aa4ea157fb698c5f2418d2d8d23124e3e2e446bdd2916e19ec5"

@@ -27,7 +27,9 @@ from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.readers import RunRows, dict_rows, json_or_none, request_notes
 
 BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
-_ORDER = "case_id, repeat_index, trace_id"  # report order
+# Report order: by case and repeat, a multi-turn case's turns in the order played (`case_turns`).
+_ORDER = "s.case_id, s.repeat_index, ct.turn NULLS FIRST, s.trace_id"
+_WITH_TURN = "LEFT JOIN case_turns ct ON ct.trace_id = s.trace_id"
 
 
 @dataclass
@@ -80,7 +82,8 @@ def _positions(store: Store, scope: Scope) -> str:
         with store.lock:
             store.conn.execute(
                 f"CREATE TEMP TABLE {name} AS "
-                f"SELECT trace_id, row_number() OVER (ORDER BY {_ORDER}) AS pos FROM {scope.rows}"
+                f"SELECT s.trace_id, row_number() OVER (ORDER BY {_ORDER}) AS pos FROM {scope.rows} s "
+                + _WITH_TURN
             )
             scope.size = int(store.conn.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])
         scope.positions = name
@@ -195,10 +198,11 @@ SELECT count(*) AS survivors,
        list(DISTINCT judge_model ORDER BY judge_model) AS models
 FROM trace_judgments SEMI JOIN scope_traces USING (trace_id)
 """
-_FAILING = """
-SELECT case_id, repeat_index, trace_id, verdict, failure_class AS taxonomy, settled_at, explanation
-FROM scoped WHERE verdict IN ('FAIL', 'AGENT_ERROR')
-ORDER BY case_id, repeat_index, trace_id LIMIT $limit
+_FAILING = f"""
+SELECT s.case_id, s.repeat_index, s.trace_id, s.verdict, s.failure_class AS taxonomy, s.settled_at,
+       s.explanation, ct.turn
+FROM scoped s {_WITH_TURN} WHERE s.verdict IN ('FAIL', 'AGENT_ERROR')
+ORDER BY {_ORDER} LIMIT $limit
 """
 
 
@@ -237,6 +241,7 @@ def aggregates(
                         "taxonomy",
                         "settled_at",
                         "explanation",
+                        "turn",
                     ),
                     r,
                     strict=True,
@@ -376,7 +381,8 @@ def _rows_of(store: Store, positions: str, first: int, last: int, run: dict[str,
 
         try:
             results = rows(
-                "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN batch_traces USING (trace_id) "
+                "SELECT s.* EXCLUDE (evaluated_at), ct.turn FROM "
+                f"(SELECT * FROM trace_results SEMI JOIN batch_traces USING (trace_id)) s {_WITH_TURN} "
                 f"ORDER BY {_ORDER}"
             )
             rungs = rows(
