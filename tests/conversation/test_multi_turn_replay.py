@@ -53,3 +53,22 @@ def test_a_recorded_conversation_replays_as_one_multi_turn_case_that_passes(tmp_
         "FROM spans WHERE name LIKE 'chat %' AND source IS DISTINCT FROM 'judge'",
     )
     assert sent == [(prompt,)]  # the replay sends the recorded system prompt
+
+
+def test_a_second_recording_of_the_same_conversation_is_one_line_or_skipped(tmp_path: Path) -> None:
+    domain = domain_with_turns(tmp_path)
+    source = tmp_path / "twice.duckdb"
+    done = cli(
+        "run", "--domain", str(domain), "--model", "sim:oracle", "--case", CASE_ID, "--repeat", "2",
+        "--db", str(source), "--no-report",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    refused = cli("cases", "from-traces", "--db", str(source), "--out", str(tmp_path / "no"))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "turn 1 of conversation" in line and "the same user request as trace" in line, line
+    assert not (tmp_path / "no").exists()  # nothing written
+    skipped = cli("cases", "from-traces", "--db", str(source), "--out", str(tmp_path / "one"), "--skip-bad")
+    assert skipped.returncode == 0, skipped.stderr
+    records = [json.loads(line) for line in (tmp_path / "one" / "cases.jsonl").read_text().splitlines()]
+    assert [(r["schema"], len(r["turns"])) for r in records] == [("MultiTurnCaseV1", 3)]
