@@ -228,18 +228,9 @@ def _run_turn(
         try:
             client = client_factory()
             session = _Session(
-                domain,
-                sandbox,
-                client,
-                config,
-                endpoint,
-                tracer,
-                conversation,
-                clock,
-                budget,
-                cap,
+                domain, sandbox, client, config, endpoint, tracer, conversation, clock, budget, cap,
                 tuple(tools),
-            )
+            )  # fmt: skip
             final_text = _converse(messages, session, totals)
         except AgentError as exc:
             error_type, error_message = exc.error_type, str(exc)
