@@ -13,6 +13,8 @@ from pathlib import Path
 from conftest import ROOT, cli, out_value, rows
 
 from conversation.turn_cases import CASE_ID, TURN_CALLS, domain_with_turns
+from traceladder.storage.db import Store
+from traceladder.storage.runs import verdicts
 
 AGENTS = ROOT / "tests" / "subject" / "agents"
 PLAIN = str(ROOT / "examples" / "agents" / "plain_openai.py") + ":run"
@@ -142,6 +144,9 @@ def test_an_agent_that_raises_on_turn_two_keeps_turn_one_and_fails_the_conversat
     verdict = rows(db, "SELECT verdict, deciding_turn FROM conversation_results")
     assert verdict == [("AGENT_ERROR", 1)]
     assert rows(db, "SELECT agent_status, error_type FROM case_runs") == [("error", "agent_exception")]
+    # a case run's verdict (repeatability, pass^k) is its conversation's, decided by turn 2
+    with Store(db) as store:
+        assert verdicts(store, run_id) == {(CASE_ID, 0): ("AGENT_ERROR", None)}
     # the report's per-case lines are the turns, each with its own verdict
     report = cli("report", run_id, "--db", str(db), "--format", "json")
     assert report.returncode == 0, report.stderr
