@@ -42,7 +42,8 @@ def _golden(turn: int) -> list[tuple[str, dict]]:
 def _check_every_turn_passes(db: Path, run_id: str) -> None:
     played = _played(db, run_id)
     assert [p[0] for p in played] == [0, 1, 2]
-    conversation = f"{run_id}/{CASE_ID}/0"
+    conversation = played[0][3]
+    assert conversation.startswith(f"{run_id}/{CASE_ID}/0/")  # RUN/CASE/REPEAT/ATTEMPT
     for turn, status, verdict, conv, conv_turn, tools, arguments, _ in played:
         assert (status, verdict, conv, conv_turn) == ("ok", "PASS", conversation, turn)
         # each turn's trace holds exactly the calls made in it: never an earlier turn's again
@@ -123,7 +124,8 @@ def test_a_command_agent_gets_each_turn_with_its_history(tmp_path: Path) -> None
         ["user", "assistant", "user"],
         ["user", "assistant", "user", "assistant", "user"],
     ]
-    assert {c["conversation_id"] for c in calls} == {f"{run_id}/{CASE_ID}/0"}
+    stored = rows(db, "SELECT DISTINCT conversation_id FROM conversations c JOIN case_turns USING (trace_id)")
+    assert {c["conversation_id"] for c in calls} == {stored[0][0]} and len(stored) == 1
 
 
 def test_an_agent_that_raises_on_turn_two_keeps_turn_one_and_fails_the_conversation(tmp_path: Path) -> None:
@@ -179,3 +181,44 @@ def test_the_frozen_suite_and_its_single_turn_traces_are_as_before(tmp_path: Pat
     assert rows(db, tagged) == [(0,)]
     ids = {r[0] for r in rows(db, "SELECT DISTINCT call_id FROM tool_calls")}
     assert ids == {"call_0_0", "call_1_0"}
+
+
+def test_a_stopped_conversation_resumes_as_a_new_attempt_judged_whole(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import as_foreground
+
+    domain = domain_with_turns(tmp_path)
+    db = tmp_path / "resume.duckdb"
+    marker = tmp_path / "stalled"
+    env = {**os.environ, "STALL_MARKER": str(marker)}
+    env.pop("OPENAI_API_KEY", None)
+    agent = f"{AGENTS / 'stalls_once_on_turn_two.py'}:run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "traceladder", "run", "--agent", agent, "--domain", str(domain), "--model",
+         "sim:oracle", "--case", CASE_ID, "--db", str(db), "--no-report"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_foreground, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 240
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists(), proc.communicate()[1][-2000:]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    ((run_id,),) = rows(db, "SELECT run_id FROM runs")
+    assert rows(db, "SELECT count(*) FROM case_turns") == [(0,)]  # the stopped attempt is not recorded
+    resumed = cli("run", "--resume", run_id, "--db", str(db), env={"STALL_MARKER": str(marker)})
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    _check_every_turn_passes(db, run_id)
+    # the stopped attempt's turns (turn 1, and turn 2 cut short) stay in the store, in a
+    # conversation of their own, never judged: they neither join nor spoil the one the resume played
+    stopped = marker.read_text()
+    assert stopped != _played(db, run_id)[0][3]
+    assert rows(db, "SELECT count(*) FROM conversations WHERE conversation_id = ?", [stopped]) == [(2,)]
+    assert rows(db, "SELECT count(*) FROM conversation_results WHERE conversation_id = ?", [stopped]) == [
+        (0,)
+    ]

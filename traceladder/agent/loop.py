@@ -34,7 +34,7 @@ from traceladder.agent.messages import (
 from traceladder.agent.retry import ModelCallError, call_with_retry
 from traceladder.agent.tool_execution import execute_tool_call
 from traceladder.agent.tool_execution import timed_span as _span
-from traceladder.agent.turns import play_turns
+from traceladder.agent.turns import conversation_id, play_turns
 from traceladder.cases.model import Case
 from traceladder.domain.base import Domain, Sandbox
 from traceladder.instrumentation import semconv as sc
@@ -161,7 +161,7 @@ def run_case(
     is offered its turn's `tools` (default: all of the domain's).
     """
     cap = token_cap or TokenCap(config.max_tokens, config.token_param, endpoint.host)
-    conversation = f"{run_id}/{case.id}/{repeat_index}"
+    conversation = conversation_id(run_id, case, repeat_index)
     messages: list[dict[str, Any]] = [{"role": "system", "content": domain.system_prompt}]
 
     def play(turn: int | None, user: str, tools: tuple[str, ...] | None) -> AgentOutcome:

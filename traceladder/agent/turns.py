@@ -10,6 +10,7 @@ that never came; the turns before it are kept. A stop of the run abandons the wh
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -20,6 +21,14 @@ if TYPE_CHECKING:  # the loop imports this module
     from traceladder.agent.loop import AgentOutcome
 
 PlayTurn = Callable[[int, Turn], "AgentOutcome"]
+
+
+def conversation_id(run_id: str, case: Case, repeat: int) -> str:
+    """The `gen_ai.conversation.id` of one case run: `RUN/CASE/REPEAT`, and for a multi-turn case
+    `RUN/CASE/REPEAT/ATTEMPT` (a fresh token per attempt): a stopped attempt's turns stay in the
+    store unjudged, and must not join the conversation `--resume` plays again."""
+    base = f"{run_id}/{case.id}/{repeat}"
+    return f"{base}/{secrets.token_hex(4)}" if case.multi_turn else base
 
 
 def play_turns(case: Case, play: PlayTurn) -> AgentOutcome:

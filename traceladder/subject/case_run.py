@@ -22,7 +22,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 from traceladder.agent.budget import CaseStopped
 from traceladder.agent.loop import INTERRUPTED, AgentOutcome, ledger_json
 from traceladder.agent.tool_execution import timed_span
-from traceladder.agent.turns import play_turns
+from traceladder.agent.turns import conversation_id, play_turns
 from traceladder.cases.model import Case, Turn
 from traceladder.domain.base import Domain, Sandbox
 from traceladder.instrumentation import semconv as sc
@@ -60,15 +60,15 @@ def run_agent_case(
     with the conversation so far in `AgentCase.messages`: every earlier turn's user message and
     the agent's answer to it, then this turn's message (docs/agent-under-test.md). The sandbox is
     the case's, shared by its turns."""
+    conversation = conversation_id(s.traces.run_id, case, repeat)
     if not case.multi_turn:
-        return _run_turn(
-            s, case, sandbox, repeat, stop, None, ({"role": "user", "content": case.instruction},)
-        )
+        first = ({"role": "user", "content": case.instruction},)
+        return _run_turn(s, case, sandbox, repeat, stop, conversation, None, first)
     history: list[dict[str, str]] = []
 
     def play(index: int, turn: Turn) -> AgentOutcome:
         history.append({"role": "user", "content": turn.user})
-        outcome = _run_turn(s, case, sandbox, repeat, stop, index, tuple(history), turn.tools)
+        outcome = _run_turn(s, case, sandbox, repeat, stop, conversation, index, tuple(history), turn.tools)
         history.append({"role": "assistant", "content": outcome.final_text or ""})
         return outcome
 
@@ -81,6 +81,7 @@ def _run_turn(
     sandbox: Sandbox,
     repeat: int,
     stop: threading.Event,
+    conversation: str,
     turn: int | None,
     messages: tuple[dict[str, str], ...],
     offered: tuple[str, ...] | None = None,
@@ -88,7 +89,6 @@ def _run_turn(
     """One call of the agent, one trace: `messages` answered (a single-turn case: its one)."""
     started = time.monotonic()
     run_id = s.traces.run_id
-    conversation = f"{run_id}/{case.id}/{repeat}"
     attrs: dict[str, Any] = {
         sc.OPERATION_NAME: sc.OP_INVOKE_AGENT,
         sc.PROVIDER_NAME: "traceladder.subject",
