@@ -33,10 +33,8 @@ def test_decoding_reads_no_convention() -> None:
 
 
 def test_storage_imports_no_convention() -> None:
-    # The one read-time reader left: messages for the judge and the HTML report, which issue 33
-    # moves into the extraction stage with conversations (decision 200).
-    # The two read-time readers of what was said (issue 33 moves them into the stage).
-    assert _importing("storage", "traceladder.conventions") == ["storage/exchanges.py", "storage/openings.py"]
+    # What was said is read by convention at read time, from rows storage returns (decision 440).
+    assert _importing("storage", "traceladder.conventions") == []
     # the stage is reached through `storage.derived.Extraction`; only the default is wired lazily
     assert _importing("storage", "traceladder.extraction") == ["storage/db.py", "storage/writes.py"]
 

@@ -12,13 +12,15 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from traceladder.conventions.exchanges import exchanges
 from traceladder.evaluation.assemble import Context, raw_calls_by_trace
 from traceladder.evaluation.pool import SettlePool
 from traceladder.evaluators.types import VerdictValue
+from traceladder.exchange import Exchange
 from traceladder.judge.phase import JudgeOptions, PhaseResult, Survivor, judge_survivors
 from traceladder.judge.trajectory import TrajectoryCall
 from traceladder.storage.db import Store
-from traceladder.storage.exchanges import Exchange, read_exchanges
+from traceladder.storage.exchanges import read_exchange_rows
 from traceladder.storage.readers import (
     Definitions,
     UnitRow,
@@ -81,7 +83,7 @@ class SurvivorInputs:
         return cls(
             chosen,
             read_call_table(store, ids),
-            read_exchanges(store, ids) if ids else {},
+            exchanges(read_exchange_rows(store, ids, roots=True)) if ids else {},
             read_definition_sets(store, (u.definitions for u in chosen if u.definitions))
             if definitions
             else {},

@@ -25,14 +25,16 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 from opentelemetry.util.types import AttributeValue
 
 from traceladder import __version__
+from traceladder.conventions.exchanges import exchanges as read_said
 from traceladder.evaluators.judge import CriterionVerdict, Judgment
+from traceladder.exchange import Exchange
 from traceladder.instrumentation import semconv as sc
 from traceladder.judge.endpoint import JudgeEndpoint
 from traceladder.judge.prices import Prices
 from traceladder.judge.rubric import Prompt, Rubric, build_prompt
 from traceladder.judge.trajectory import TrajectoryCall, canonical_text, trajectory, trajectory_hash
 from traceladder.storage.db import Store
-from traceladder.storage.exchanges import Exchange, read_exchanges
+from traceladder.storage.exchanges import read_exchange_rows
 from traceladder.storage.judgments import cached_judgments, save_judge_phase
 from traceladder.storage.spans import readable_span_columns, to_arrow
 
@@ -150,7 +152,7 @@ def judge_survivors(
     model = options.endpoint.model
     codes = options.rubric.codes
     if exchanges is None:
-        exchanges = read_exchanges(store, [s.trace_id for s in survivors])
+        exchanges = read_said(read_exchange_rows(store, [s.trace_id for s in survivors], roots=True))
     prompts: dict[str | None, Prompt] = {}
     keyed: dict[str, tuple[tuple[str, str], Prompt, str]] = {}  # trace → (key, prompt, trajectory text)
     for s in survivors:

@@ -2,7 +2,7 @@
 model's first turn (the user's request), each model response with every call it made — the
 arguments as the model sent them and the result returned to it — and the final answer.
 
-The conversation is `storage.exchanges.ExchangeDetail` as a plain mapping (`dataclasses.asdict`);
+The conversation is `exchange.ExchangeDetail` as a plain mapping (`dataclasses.asdict`);
 nothing here reads spans. Every string in it is the model's, a tool's or a user's — untrusted —
 and reaches the page through `esc` only. System prompts repeat across a suite's cases, so each
 distinct one is printed once (`system_prompts`) and a conversation links to it.

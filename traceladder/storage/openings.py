@@ -1,30 +1,30 @@
-"""The message events of each trace that speak before the model's first turn — system prompt
-and user's request — where producers keep them off the input messages: the request attribute
-`gen_ai.system_instructions` (LangGraph with OpenLLMetry), span events (Strands writes
-`gen_ai.system.message` / `gen_ai.user.message` events on its chat spans) and OTel GenAI log
-records (openai-v2, Semantic Kernel). Set-based: one query per table for all the traces.
-What the events say is read by `conventions.answers.event_opening`.
+"""The stored message events of each trace that may speak before the model's first turn, for
+producers that keep them off the input messages: a request attribute holding the system prompt
+(`gen_ai.system_instructions`, LangGraph with OpenLLMetry), span events (Strands writes
+`gen_ai.system.message` / `gen_ai.user.message` events on its chat spans) and log records
+(openai-v2, Semantic Kernel). Set-based: one query per table for all the traces.
+
+Rows only: the caller names the attribute and the events (`conventions.exchanges` does), and
+reads what they say; storage imports no convention.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from traceladder.conventions.answers import SYSTEM_EVENTS, SYSTEM_INSTRUCTIONS, USER_EVENTS, event_opening
 from traceladder.instrumentation import semconv as sc
 from traceladder.storage.db import Store, trace_id_table
+from traceladder.storage.exchanges import parsed_json
 
-_NAMES = sorted(SYSTEM_EVENTS | USER_EVENTS)
 # Only spans whose events name one of them: the events column is read for those alone.
 _SPAN_EVENTS = """
 SELECT trace_id, events FROM spans SEMI JOIN wanted_traces USING (trace_id)
 WHERE events IS NOT NULL AND ({like})
 ORDER BY trace_id, start_ns, span_id
 """
-# The system prompt as a request attribute (`gen_ai.system_instructions`), earliest request first.
-_INSTRUCTIONS = """
+# A request attribute, earliest request first.
+_ATTRIBUTE = """
 SELECT trace_id, attributes->>'$."{key}"' FROM spans SEMI JOIN wanted_traces USING (trace_id)
 WHERE role = 'llm' AND attributes->>'$."{key}"' IS NOT NULL
 ORDER BY trace_id, start_ns, span_id
@@ -37,34 +37,29 @@ ORDER BY trace_id, time_ns, record_id
 """
 
 
-def _json(text: str | None) -> Any:
-    try:
-        return json.loads(text) if text else None
-    except ValueError:
-        return None
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
-def read_event_openings(store: Store, trace_ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
-    """trace → (system prompt, user's request) its message events record (span events first,
-    then log records); traces whose events record neither are left out."""
-    like = " OR ".join(f"contains(events, '\"{name}\"')" for name in _NAMES)
-    names = ", ".join(f"'{name}'" for name in _NAMES)
+def read_message_events(
+    store: Store, trace_ids: Sequence[str], *, attribute: str, names: Collection[str]
+) -> dict[str, list[tuple[str, Any]]]:
+    """trace → its message events named `names`, in this order: the LLM spans' `attribute` values
+    (as events named `attribute`, earliest request first), the span events (name, attributes) in
+    span order, then the log records (event name, parsed body) in time order. Traces with none
+    are left out."""
+    ordered = sorted(names)
+    like = " OR ".join(f"contains(events, {_quoted(chr(34) + name + chr(34))})" for name in ordered)
     found: dict[str, list[tuple[str, Any]]] = {}
     with store.registered("wanted_traces", trace_id_table(trace_ids)) as conn:
-        for trace_id, instructions in conn.execute(_INSTRUCTIONS.format(key=SYSTEM_INSTRUCTIONS)).fetchall():
-            # read as a system message event would be: the first one found wins
-            found.setdefault(trace_id, []).append((min(SYSTEM_EVENTS), instructions))
-        for trace_id, events in conn.execute(_SPAN_EVENTS.format(like=like)).fetchall():
-            for event in _json(events) or ():
-                if isinstance(event, dict) and event.get("name") in SYSTEM_EVENTS | USER_EVENTS:
-                    found.setdefault(trace_id, []).append((event["name"], event.get("attributes")))
-        for trace_id, name, body in conn.execute(
-            _RECORDS.format(names=names, event_key=sc.EVENT_NAME)
-        ).fetchall():
-            found.setdefault(trace_id, []).append((name, _json(body)))
-    out = {}
-    for trace_id, events in found.items():
-        system, user = event_opening(events)
-        if system is not None or user is not None:
-            out[trace_id] = (system, user)
-    return out
+        for trace_id, value in conn.execute(_ATTRIBUTE.format(key=attribute)).fetchall():
+            found.setdefault(trace_id, []).append((attribute, value))
+        if ordered:
+            for trace_id, events in conn.execute(_SPAN_EVENTS.format(like=like)).fetchall():
+                for event in parsed_json(events) or ():
+                    if isinstance(event, dict) and event.get("name") in names:
+                        found.setdefault(trace_id, []).append((event["name"], event.get("attributes")))
+            records = _RECORDS.format(names=", ".join(_quoted(n) for n in ordered), event_key=sc.EVENT_NAME)
+            for trace_id, name, body in conn.execute(records).fetchall():
+                found.setdefault(trace_id, []).append((name, parsed_json(body)))
+    return found

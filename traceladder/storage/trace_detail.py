@@ -1,5 +1,5 @@
 """What the HTML report shows beside a ReportV1: each trace's spans (the waterfall), its tool results,
-final answer and conversation (`exchanges.read_exchange_details`), and the judged traces of a time
+final answer and conversation (read by `conventions.exchanges` and handed in), and the judged traces of a time
 window that belong to no run (the live page).
 
 Set-based like `readers`: the traces of interest are registered once as an Arrow table and each
@@ -8,14 +8,14 @@ table is read in one query, never once per trace.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from traceladder.exchange import ExchangeDetail
 from traceladder.storage.db import Store, trace_id_table
-from traceladder.storage.exchanges import ExchangeDetail, read_exchange_details
 from traceladder.storage.readers import dict_rows
 
 # The model a trace used, by convention: OTel GenAI request/response, OpenInference.
@@ -53,9 +53,15 @@ def _traces(store: Store, trace_ids: Sequence[str]) -> Iterator[None]:
         yield
 
 
-def trace_details(store: Store, trace_ids: Sequence[str], *, max_spans: int = 200) -> dict[str, TraceDetail]:
-    """Spans (at most `max_spans` per trace, earliest first), tool results, final answers and
-    conversations."""
+def trace_details(
+    store: Store,
+    trace_ids: Sequence[str],
+    *,
+    max_spans: int = 200,
+    said: Mapping[str, ExchangeDetail] | None = None,
+) -> dict[str, TraceDetail]:
+    """Spans (at most `max_spans` per trace, earliest first), tool results, final answers, and the
+    conversations the caller read (`said`, by convention: storage reads none)."""
     with _traces(store, trace_ids):
         spans = dict_rows(
             store,
@@ -79,7 +85,7 @@ def trace_details(store: Store, trace_ids: Sequence[str], *, max_spans: int = 20
     for trace_id, ordinal, result in results:
         result_maps.setdefault(trace_id, {})[ordinal] = result
     final = dict(answers)
-    said = read_exchange_details(store, trace_ids)
+    said = said or {}
     return {
         t: TraceDetail(span_lists.get(t, []), result_maps.get(t, {}), final.get(t), said.get(t))
         for t in trace_ids

@@ -30,13 +30,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from traceladder.conventions.exchanges import (
+    OPENING_ATTRIBUTE,
+    OPENING_EVENTS,
+    event_openings,
+    exchange_details,
+    exchanges,
+    turn_messages,
+)
 from traceladder.domain.base import compile_validator
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
 from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
 from traceladder.storage.db import Store
-from traceladder.storage.exchanges import read_exchange_details, read_exchanges, read_turn_messages
-from traceladder.storage.openings import read_event_openings
+from traceladder.storage.exchanges import read_exchange_rows
+from traceladder.storage.openings import read_message_events
 from traceladder.storage.readers import read_call_table
 from traceladder.storage.recorded import (
     Selection,
@@ -147,20 +155,21 @@ def from_traces(
 def _recorded(store: Store, ids: list[str]) -> list[Recorded]:
     """What each trace recorded: the user's request and the system prompt from the span
     attributes (by convention), else from the message events (span events, log records)."""
-    exchanges = read_exchanges(store, ids)
-    openings = read_exchange_details(store, ids)
-    from_events = read_event_openings(store, ids)
+    rows = read_exchange_rows(store, ids, calls=True)
+    said, openings = exchanges(rows), exchange_details(rows)
+    events = read_message_events(store, ids, attribute=OPENING_ATTRIBUTE, names=OPENING_EVENTS)
+    from_events = event_openings(events)
     calls = raw_calls_by_trace(read_call_table(store, ids))
     definitions = read_definitions(store, ids)
     services = read_services(store, ids)
-    messages = read_turn_messages(store, ids)
+    messages = turn_messages(rows)
     grouped = read_conversation_turns(store, ids)
     out = []
     for t in ids:
         system_events, user_events = from_events.get(t, (None, None))
-        instruction = exchanges[t].instruction if t in exchanges else None
-        said = openings[t].opening if t in openings else []
-        system = next((m.text for m in said if m.role in ("system", "developer")), None)
+        instruction = said[t].instruction if t in said else None
+        opening = openings[t].opening if t in openings else []
+        system = next((m.text for m in opening if m.role in ("system", "developer")), None)
         conversation, turn = grouped.get(t, (None, 0))
         out.append(
             Recorded(t, instruction or user_events, calls.get(t, ()), definitions.get(t, []),

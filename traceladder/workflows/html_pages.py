@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from traceladder.conventions.exchanges import exchange_details
 from traceladder.errors import UserError
 from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.live.trend import Trend, label, trend
@@ -23,6 +24,7 @@ from traceladder.reporting.html_data import compare
 from traceladder.reporting.html_digest import PageDigest
 from traceladder.schemas import SchemaViolation
 from traceladder.storage.db import Store
+from traceladder.storage.exchanges import read_exchange_rows
 from traceladder.storage.run_report import scope_of_traces
 from traceladder.storage.runs import run_info
 from traceladder.storage.suite_runs import suite_runs
@@ -49,7 +51,8 @@ def _stamp(now: datetime) -> str:
 
 
 def _details(store: Store, shown: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    found = trace_details(store, [c["trace_id"] for c in shown])
+    ids = [c["trace_id"] for c in shown]
+    found = trace_details(store, ids, said=exchange_details(read_exchange_rows(store, ids, calls=True)))
     return {trace_id: asdict(detail) for trace_id, detail in found.items()}
 
 
