@@ -107,20 +107,3 @@ def test_a_bad_multi_turn_case_is_one_line_naming_the_turn(tmp_path, record, say
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert "fl-d3-006" in lines[0] and says in lines[0], lines[0]
-
-
-def test_run_refuses_a_multi_turn_case_it_cannot_play_rather_than_judge_it_wrongly(tmp_path):
-    domain = domain_with(tmp_path, conversation())
-    db = tmp_path / "run.duckdb"
-    done = cli(
-        "run", "--domain", str(domain), "--model", "sim:oracle", "--case", "fl-d3-006", "--db", str(db)
-    )
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        "traceladder: case fl-d3-006 is a multi-turn case (1 selected); `run` does not play multi-turn "
-        "cases yet — select single-turn cases with --case or --dimension"
-    ], done.stderr
-    single = cli(
-        "run", "--domain", str(domain), "--model", "sim:oracle", "--dimension", "D2", "--db", str(db)
-    )
-    assert single.returncode == 0, single.stderr  # the rest of the suite runs as before

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from traceladder.agent.messages import (
 from traceladder.agent.retry import ModelCallError, call_with_retry
 from traceladder.agent.tool_execution import execute_tool_call
 from traceladder.agent.tool_execution import timed_span as _span
+from traceladder.agent.turns import conversation_id, play_turns
 from traceladder.cases.model import Case
 from traceladder.domain.base import Domain, Sandbox
 from traceladder.instrumentation import semconv as sc
@@ -65,10 +66,13 @@ class AgentOutcome:
     # The request error type when the case ended because the endpoint failed (`http_401`,
     # `connection`, `response_not_json`): what the runner's breaker counts. None otherwise.
     endpoint_error: str | None = None
+    # A multi-turn case's turns, each its own trace, in the order played (`agent.turns`); empty
+    # for a single-turn case. The fields above then describe the conversation (`turns.combine`).
+    turns: tuple[AgentOutcome, ...] = ()
 
     @property
     def interrupted(self) -> bool:
-        return self.error_type == INTERRUPTED
+        return self.error_type == INTERRUPTED or any(t.interrupted for t in self.turns)
 
 
 @dataclass
@@ -149,13 +153,60 @@ def run_case(
     The case gets its own HTTP client, so a request abandoned at the deadline can be cut off by
     closing it without touching other cases. `stop` set by the runner abandons the case
     (`AgentOutcome.interrupted`): it is not recorded, and `--resume` runs it again.
+
+    A multi-turn case plays its turns in order (`agent.turns`), each turn its own trace (an
+    `invoke_agent` root tagged `traceladder.case.turn`), one messages list carried through them
+    all — the user's next message follows the agent's answer, as in a chat — in one sandbox, so
+    turn 2 acts on what turn 1 did. Each turn has the case timeout and MAX_STEPS of its own and
+    is offered its turn's `tools` (default: all of the domain's).
     """
+    cap = token_cap or TokenCap(config.max_tokens, config.token_param, endpoint.host)
+    conversation = conversation_id(run_id, case, repeat_index)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": domain.system_prompt}]
+
+    def play(turn: int | None, user: str, tools: tuple[str, ...] | None) -> AgentOutcome:
+        messages.append({"role": "user", "content": user})
+        offered = (
+            domain.tools
+            if tools is None
+            else tuple(t for t in domain.tools if t["function"]["name"] in tools)
+        )
+        return _run_turn(
+            case, turn, messages, offered, domain=domain, sandbox=sandbox, client_factory=client_factory,
+            config=config, endpoint=endpoint, tracer=tracer, run_id=run_id, repeat_index=repeat_index,
+            stop=stop, cap=cap, clock=clock, conversation=conversation,
+        )  # fmt: skip
+
+    if case.multi_turn:
+        return play_turns(case, lambda index, turn: play(index, turn.user, turn.tools))
+    return play(None, case.instruction, None)
+
+
+def _run_turn(
+    case: Case,
+    turn: int | None,
+    messages: list[dict[str, Any]],
+    tools: Sequence[dict[str, Any]],
+    *,
+    domain: Domain,
+    sandbox: Sandbox,
+    client_factory: ClientFactory,
+    config: AgentConfig,
+    endpoint: Endpoint,
+    tracer: Tracer,
+    run_id: str,
+    repeat_index: int,
+    stop: threading.Event | None,
+    cap: TokenCap,
+    clock: Callable[[], int],
+    conversation: str,
+) -> AgentOutcome:
+    """One trace: the user's latest message in `messages` answered to the end (the messages the
+    turn adds are appended to `messages`, the history the next turn carries)."""
     started = time.monotonic()
     budget = Budget(started + config.case_timeout_s, stop or threading.Event())
-    cap = token_cap or TokenCap(config.max_tokens, config.token_param, endpoint.host)
     totals = _Totals()
-    conversation = f"{run_id}/{case.id}/{repeat_index}"
-    attrs = {
+    attrs: dict[str, Any] = {
         sc.OPERATION_NAME: sc.OP_INVOKE_AGENT,
         sc.PROVIDER_NAME: endpoint.provider,
         sc.AGENT_NAME: AGENT_NAME,
@@ -167,6 +218,8 @@ def run_case(
         sc.CASE_DIMENSION: case.dimension,
         sc.CASE_REPEAT: repeat_index,
     }
+    if turn is not None:
+        attrs[sc.CASE_TURN] = turn
     with _span(tracer, f"invoke_agent {AGENT_NAME}", SpanKind.INTERNAL, attrs, clock) as agent:
         trace_id = format(agent.get_span_context().trace_id, "032x")
         status, error_type, error_message, final_text = "ok", None, None, None
@@ -175,9 +228,10 @@ def run_case(
         try:
             client = client_factory()
             session = _Session(
-                domain, sandbox, client, config, endpoint, tracer, conversation, clock, budget, cap
-            )
-            final_text = _converse(case, session, totals)
+                domain, sandbox, client, config, endpoint, tracer, conversation, clock, budget, cap,
+                tuple(tools),
+            )  # fmt: skip
+            final_text = _converse(messages, session, totals)
         except AgentError as exc:
             error_type, error_message = exc.error_type, str(exc)
             endpoint_error = exc.request_error_type if exc.endpoint else None
@@ -227,16 +281,19 @@ class _Session:
     clock: Callable[[], int]
     budget: Budget
     cap: TokenCap
+    tools: tuple[dict[str, Any], ...]  # the tools offered in this turn
 
 
-def _converse(case: Case, s: _Session, totals: _Totals) -> str:
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": s.domain.system_prompt},
-        {"role": "user", "content": case.instruction},
-    ]
-    definitions = dumps(otel_tool_definitions(s.domain.tools))
-    descriptions = {t["function"]["name"]: t["function"].get("description", "") for t in s.domain.tools}
-    seen_ids: set[str] = set()
+def _converse(messages: list[dict[str, Any]], s: _Session, totals: _Totals) -> str:
+    """Answer the conversation in `messages` (system prompt, user message(s), earlier turns) to a
+    text answer, appending every message the answer adds."""
+    definitions = dumps(otel_tool_definitions(s.tools))
+    descriptions = {t["function"]["name"]: t["function"].get("description", "") for t in s.tools}
+    # Call ids already in the history (earlier turns) are taken: `normalize_tool_calls` renames a
+    # repeat, so one id never names two calls of one conversation.
+    seen_ids: set[str] = {
+        str(c.get("id")) for m in messages for c in (m.get("tool_calls") or []) if c.get("id") is not None
+    }
     for step in range(1, s.config.max_steps + 1):
         if s.budget.remaining() <= 0:
             raise AgentError(
@@ -305,7 +362,7 @@ def _request(s: _Session, messages: list[dict[str, Any]], notes: _RequestNotes) 
 
     def send() -> Any:
         return s.client.chat.completions.with_raw_response.create(
-            model=s.config.model, messages=messages, tools=list(s.domain.tools),  # type: ignore[arg-type]
+            model=s.config.model, messages=messages, tools=list(s.tools),  # type: ignore[arg-type]
             temperature=s.config.temperature, timeout=max(0.1, min(timeout_s, s.budget.remaining())),
             extra_body=s.cap.params(),
         )  # fmt: skip

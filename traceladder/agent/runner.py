@@ -38,9 +38,11 @@ from traceladder.storage.db import ACTIVE_RUNS, Store
 from traceladder.storage.exporter import DuckDBSpanExporter
 from traceladder.storage.runs import (
     NewRun,
+    PlayedTurn,
     create_run,
     mark_finished,
     mark_running,
+    record_case_run,
     recorded_config,
     resume_facts,
 )
@@ -189,14 +191,6 @@ def new_selection(cases: Sequence[Case], options: RunOptions, domain: Domain) ->
     or more than MAX_CASE_RUNS case runs)."""
     dimensions = tuple(domain.suite.dimensions) if domain.suite else ()
     selected = select_cases(cases, options.case_ids, options.dimensions, dimensions)
-    multi = [c.id for c in selected if c.multi_turn]
-    if multi:
-        # Validated, but not played yet: run as one request it would be judged against every
-        # turn's calls at once — a wrong verdict, so refused (docs/conversations.md).
-        raise UserError(
-            f"case {multi[0]} is a multi-turn case ({len(multi)} selected); `run` does not play "
-            "multi-turn cases yet — select single-turn cases with --case or --dimension"
-        )
     if len(selected) * options.repeat > MAX_CASE_RUNS:
         raise UserError(
             f"{len(selected)} cases × --repeat {options.repeat} is more than {MAX_CASE_RUNS} case runs; "
@@ -462,12 +456,25 @@ def _record_case(
     outcome: AgentOutcome,
     label: dict[str, Any] | None,
 ) -> None:
-    store.execute(
-        "INSERT OR REPLACE INTO case_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            run_id, case.id, repeat_index, outcome.trace_id or None, case.dimension, outcome.status,
-            outcome.error_type, outcome.error_message, outcome.steps, outcome.final_text,
-            outcome.latency_ms, outcome.input_tokens, outcome.output_tokens,
-            json.dumps(label) if label else None, datetime.now(UTC).replace(tzinfo=None),
-        ],
-    )  # fmt: skip
+    row = [
+        run_id, case.id, repeat_index, outcome.trace_id or None, case.dimension, outcome.status,
+        outcome.error_type, outcome.error_message, outcome.steps, outcome.final_text,
+        outcome.latency_ms, outcome.input_tokens, outcome.output_tokens,
+        json.dumps(label) if label else None, datetime.now(UTC).replace(tzinfo=None),
+    ]  # fmt: skip
+    turns = [
+        PlayedTurn(
+            index,
+            t.trace_id,
+            t.status,
+            t.error_type,
+            t.error_message,
+            t.steps,
+            t.final_text,
+            t.latency_ms,
+            t.input_tokens,
+            t.output_tokens,
+        )  # fmt: skip
+        for index, t in enumerate(outcome.turns)
+    ]
+    record_case_run(store, row, turns)

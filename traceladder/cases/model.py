@@ -5,7 +5,7 @@ without `schema` is CaseV1, so every CaseV1 file (the shipped suite and its hash
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 PARAM_RULES: tuple[str, ...] = ("exact", "normalized_str", "normalized_date", "contains", "any")
@@ -140,6 +140,27 @@ class Case:
             turns=turns,
         )
 
+    def turn_case(self, index: int) -> Case:
+        """Turn `index` of a multi-turn case as the single-turn case it is judged as: its own
+        message, golden calls, ordering and whitelist (the case's id, dimension and flags)."""
+        turn = self.turns[index]
+        return replace(
+            self, instruction=turn.user, calls=turn.calls, order_sensitive=turn.order_sensitive,
+            allowed_extra=turn.allowed_extra, turns=(),
+        )  # fmt: skip
+
+    def through_turn(self, index: int) -> Case:
+        """The calls of turns 0..`index` as one case: the end state the sandbox must hold after
+        turn `index` is what replaying them leaves (the state rung's golden path of that turn)."""
+        calls = tuple(c for t in self.turns[: index + 1] for c in t.calls)
+        return replace(self, calls=calls, turns=())
+
     def effective_whitelist(self, default: tuple[str, ...]) -> tuple[str, ...]:
         """Case `allowed_extra` replaces the default entirely; an empty list is strict mode."""
         return default if self.allowed_extra is None else self.allowed_extra
+
+
+def turn_key(case_id: str, turn: int | None) -> str:
+    """The key of a case's golden end state: the case id, or for one turn of a multi-turn case
+    `id#turnN` (N its 0-based index, as `case_turns.turn`), the state after that turn."""
+    return case_id if turn is None else f"{case_id}#turn{turn}"

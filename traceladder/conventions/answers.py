@@ -45,6 +45,17 @@ def exchange(llm_span_attributes: Sequence[dict[str, Any]]) -> tuple[str | None,
     return instruction, answer
 
 
+def turn_message(llm_span_attributes: Sequence[dict[str, Any]]) -> str | None:
+    """The user's message a trace answers: the last user message of the earliest request that
+    shows any input. For one turn of a conversation (its history first) that is this turn's
+    message, where `exchange` reads the dialogue's first; for a single-turn trace they agree."""
+    for attrs in llm_span_attributes:
+        found = _messages(attrs, "in")
+        if found:
+            return next((t for role, t in reversed(found) if role in ("user", "human") and t), None)
+    return None
+
+
 # Roles that speak before the model's first turn; the first other role ends the opening.
 _OPENING_ROLES = frozenset({"system", "developer", "user", "human", None})
 

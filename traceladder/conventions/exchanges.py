@@ -19,6 +19,7 @@ from traceladder.conventions.answers import (
     exchange,
     opening,
     response_text,
+    turn_message,
 )
 from traceladder.exchange import Exchange, ExchangeCall, ExchangeDetail, ExchangeRows, Message, Response
 from traceladder.instrumentation import semconv as sc
@@ -42,6 +43,12 @@ def _said(rows: ExchangeRows, trace_id: str) -> tuple[str | None, str | None]:
 def exchanges(rows: ExchangeRows) -> dict[str, Exchange]:
     """Every asked-for trace's instruction, final answer and root span (None where not recorded)."""
     return {t: Exchange(*_said(rows, t), rows.roots.get(t)) for t in rows.trace_ids}
+
+
+def turn_messages(rows: ExchangeRows) -> dict[str, str | None]:
+    """Every asked-for trace's user message it answers (`answers.turn_message`): a conversation's
+    turn's own message, not the dialogue's first (None where no LLM span shows one)."""
+    return {t: turn_message([a for _, a in rows.llm.get(t, [])]) for t in rows.trace_ids}
 
 
 def exchange_details(rows: ExchangeRows) -> dict[str, ExchangeDetail]:

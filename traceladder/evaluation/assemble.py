@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from traceladder.cases.loader import load_cases
-from traceladder.cases.model import Case
+from traceladder.cases.model import Case, turn_key
 from traceladder.domain.registry import DEFAULT_DOMAIN, load_domain
 from traceladder.evaluation.state_inputs import golden_states, state_evidence
 from traceladder.evaluation.trace_schemas import Definitions, trace_registry
@@ -138,11 +138,7 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
         if case is None:
             absent["case"] = f"case {unit.case_id} is not in the {name} suite"
         elif case.multi_turn:
-            # One trace is one turn; judged against all turns' calls it would fail or pass wrongly.
-            absent["case"] = (
-                f"case {unit.case_id} is a multi-turn case: a trace is not judged against all its turns"
-            )
-            case = None
+            case = _turn_of(case, unit, absent)
     agent_error = (unit.error_type or "agent error") if tagged and unit.agent_status == "error" else None
     tools = d.tools if d and tagged else None
     if not tagged:
@@ -154,7 +150,8 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
             absent["policy"] = f"the policy has no section for service {unit.facts.service!r}" + (
                 f" or agent {unit.facts.agent!r}" if unit.facts.agent else ""
             )
-    state = state_evidence(case, unit.ledger, d.states, absent) if d else None
+    key = turn_key(case.id, unit.turn) if case else None
+    state = state_evidence(case, unit.ledger, d.states, absent, key) if d else None
     judgment = ctx.judgments.get(unit.trace_id)
     if judgment is None and ctx.judge_configured:
         absent["judge"] = ctx.judge_absent.get(unit.trace_id, "not a survivor of the code rungs")
@@ -162,6 +159,22 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
         unit.trace_id, calls, case, tools, d.rules if d else None, policy=policy, judge=judgment, state=state,
         agent_error=agent_error, facts=unit.facts, absent=absent, unread=unit.unread,
     )  # fmt: skip
+
+
+def _turn_of(case: Case, unit: UnitRow, absent: dict[str, str]) -> Case | None:
+    """The turn of a multi-turn case a trace played, as the single-turn case it is judged as; a
+    trace that names no turn (or one the case does not have) is not judged against the whole
+    conversation's calls — that verdict would be wrong either way."""
+    if unit.turn is None:
+        absent["case"] = (
+            f"case {case.id} is a multi-turn case and the trace names no turn of it: a trace is not "
+            "judged against all its turns"
+        )
+        return None
+    if not 0 <= unit.turn < len(case.turns):
+        absent["case"] = f"case {case.id} has {len(case.turns)} turns; the trace names turn {unit.turn + 1}"
+        return None
+    return case.turn_case(unit.turn)
 
 
 def facts_key(unit: UnitRow, ctx: Context) -> Any:
@@ -188,14 +201,14 @@ def facts_key(unit: UnitRow, ctx: Context) -> Any:
 # fails when an input has no part here.
 KeyPart = Callable[[UnitRow, Context], Hashable]
 INPUT_KEYS: Mapping[str, KeyPart] = {
-    "case": lambda u, c: (u.domain, u.case_id),
+    "case": lambda u, c: (u.domain, u.case_id, u.turn),
     "agent_error": lambda u, c: (u.case_id is not None, u.agent_status, u.error_type),
     "tools": lambda u, c: (u.domain, u.case_id is not None, u.definitions),
     "rules": lambda u, c: (u.domain, u.case_id is not None),
     "policy": facts_key,
     "facts": facts_key,  # read only by the policy's checks: what of them can matter
     "judge": lambda u, c: (c.judgments.get(u.trace_id), c.judge_absent.get(u.trace_id)),
-    "state": lambda u, c: (u.domain, u.case_id, u.ledger),
+    "state": lambda u, c: (u.domain, u.case_id, u.turn, u.ledger),
     "unread": lambda u, c: u.unread,
 }
 # Read whatever the rungs declare: the fold (a skipped case, an agent error, calls not all read)

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from traceladder.cases.model import Case
+from traceladder.cases.model import Case, turn_key
 from traceladder.domain.base import Domain, LedgerEntry
 from traceladder.evaluators.state import Action, StateEvidence
 
@@ -46,7 +46,18 @@ def golden_state(case: Case, domain: Domain) -> StateEvidence:
 
 
 def golden_states(cases: Iterable[Case], domain: Domain) -> dict[str, StateEvidence]:
-    return {c.id: golden_state(c, domain) for c in cases if not c.skip}
+    """Each case's golden end state by `turn_key`: a multi-turn case has one per turn, the state
+    its turns so far leave (a turn's trace records the sandbox as that turn left it)."""
+    out: dict[str, StateEvidence] = {}
+    for c in cases:
+        if c.skip:
+            continue
+        if c.multi_turn:
+            for index in range(len(c.turns)):
+                out[turn_key(c.id, index)] = golden_state(c.through_turn(index), domain)
+        else:
+            out[c.id] = golden_state(c, domain)
+    return out
 
 
 def recorded_state(ledger: str) -> tuple[Action, ...] | str:
@@ -61,12 +72,17 @@ def recorded_state(ledger: str) -> tuple[Action, ...] | str:
 
 
 def state_evidence(
-    case: Case | None, ledger: str | None, states: Mapping[str, StateEvidence], absent: dict[str, str]
+    case: Case | None,
+    ledger: str | None,
+    states: Mapping[str, StateEvidence],
+    absent: dict[str, str],
+    key: str | None = None,
 ) -> StateEvidence | None:
-    """Both end states for a case-tagged trace with a ledger; otherwise None with the reason."""
+    """Both end states for a case-tagged trace with a ledger; otherwise None with the reason.
+    `key` names the golden state (`turn_key`; default the case's id)."""
     if case is None:
         return None  # the reason is the case's: no case, no golden path
-    golden = states.get(case.id)
+    golden = states.get(key or case.id)
     if golden is None:
         absent["state"] = f"no golden end state for case {case.id}"
         return None

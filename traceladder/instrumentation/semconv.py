@@ -63,6 +63,8 @@ DOMAIN: Final = "traceladder.domain"
 CASE_ID: Final = "traceladder.case.id"
 CASE_DIMENSION: Final = "traceladder.case.dimension"
 CASE_REPEAT: Final = "traceladder.case.repeat"
+# The 0-based turn of a multi-turn case a trace played (absent on a single-turn case's trace).
+CASE_TURN: Final = "traceladder.case.turn"
 AGENT_STATUS: Final = "traceladder.agent.status"
 AGENT_STEPS: Final = "traceladder.agent.steps"
 # The sandbox's action ledger when the case ended (JSON list of {action_id, tool, arguments, status}):

@@ -42,10 +42,13 @@ def dimension_label(code: str, names: Mapping[str, str] | None) -> str:
 
 
 def result_name(result: Mapping[str, Any], *, trace_chars: int | None = 16) -> str:
-    """How every renderer names a result: `fc-d1-002`, `fc-d1-002#1` for a repeat, or — for a
-    trace with no case — the first `trace_chars` hex digits of its trace id (None: all 32)."""
+    """How every renderer names a result: `fc-d1-002`, `fc-d1-002#1` for a repeat,
+    `fl-d3-006 turn 2` for a turn of a multi-turn case (each turn its own line, with its own
+    verdict), or — for a trace with no case — the first `trace_chars` hex digits of its trace id
+    (None: all 32)."""
     name = result["case_id"] or result["trace_id"][:trace_chars]
-    return name + (f"#{result['repeat_index']}" if result.get("repeat_index") else "")
+    name += f"#{result['repeat_index']}" if result.get("repeat_index") else ""
+    return name + (f" turn {result['turn'] + 1}" if result.get("turn") is not None else "")
 
 
 def _block(counts: Mapping[str, int]) -> dict[str, Any]:
@@ -192,6 +195,8 @@ def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> li
                 "rungs": trace_rungs,
             }
         )
+        if r.get("turn") is not None:  # a turn of a multi-turn case (ReportV1's optional `turn`)
+            per_case[-1]["turn"] = r["turn"]
     return per_case
 
 

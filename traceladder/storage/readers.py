@@ -62,22 +62,23 @@ _UNITS = (
     _UNIT_SPANS
     + """
 SELECT t.trace_id,
-       coalesce(cr.run_id, t.run_id) AS run_id,
-       coalesce(cr.case_id, t.case_id) AS case_id,
-       coalesce(cr.repeat_index, t.repeat_index, 0) AS repeat_index,
+       coalesce(cr.run_id, ct.run_id, t.run_id) AS run_id,
+       coalesce(cr.case_id, ct.case_id, t.case_id) AS case_id,
+       coalesce(cr.repeat_index, ct.repeat_index, t.repeat_index, 0) AS repeat_index,
        coalesce(ru.domain, t.domain) AS domain,
-       coalesce(cr.agent_status, CASE WHEN coalesce(t.root_error, false) THEN 'error' ELSE 'ok' END)
-           AS agent_status,
-       coalesce(cr.error_type, t.root_error_type) AS error_type,
-       d.definitions, t.ledger
+       coalesce(ct.agent_status, cr.agent_status,
+                CASE WHEN coalesce(t.root_error, false) THEN 'error' ELSE 'ok' END) AS agent_status,
+       coalesce(ct.error_type, cr.error_type, t.root_error_type) AS error_type,
+       d.definitions, t.ledger, ct.turn
 FROM unit_spans t
 LEFT JOIN case_runs cr ON cr.trace_id = t.trace_id
-LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, t.run_id)
+LEFT JOIN case_turns ct ON ct.trace_id = t.trace_id
+LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, ct.run_id, t.run_id)
 LEFT JOIN (SELECT trace_id, {key} AS definitions FROM tool_definitions {only} GROUP BY trace_id) d
     ON d.trace_id = t.trace_id
-WHERE ($run IS NULL OR coalesce(cr.run_id, t.run_id) = $run)
-  AND (cr.trace_id IS NOT NULL OR t.run_id IS NULL OR ru.run_id IS NULL)
-ORDER BY run_id NULLS LAST, case_id NULLS LAST, repeat_index, t.trace_id
+WHERE ($run IS NULL OR coalesce(cr.run_id, ct.run_id, t.run_id) = $run)
+  AND (cr.trace_id IS NOT NULL OR ct.trace_id IS NOT NULL OR t.run_id IS NULL OR ru.run_id IS NULL)
+ORDER BY run_id NULLS LAST, case_id NULLS LAST, repeat_index, ct.turn NULLS FIRST, t.trace_id
 """
 )
 # The units' trace ids and domains in `_UNITS` order, and nothing else: what an evaluation holds
@@ -89,11 +90,13 @@ _UNIT_KEYS = (
 SELECT t.trace_id, coalesce(ru.domain, t.domain) AS domain
 FROM unit_spans t
 LEFT JOIN case_runs cr ON cr.trace_id = t.trace_id
-LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, t.run_id)
-WHERE ($run IS NULL OR coalesce(cr.run_id, t.run_id) = $run)
-  AND (cr.trace_id IS NOT NULL OR t.run_id IS NULL OR ru.run_id IS NULL)
-ORDER BY coalesce(cr.run_id, t.run_id) NULLS LAST, coalesce(cr.case_id, t.case_id) NULLS LAST,
-         coalesce(cr.repeat_index, t.repeat_index, 0), t.trace_id
+LEFT JOIN case_turns ct ON ct.trace_id = t.trace_id
+LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, ct.run_id, t.run_id)
+WHERE ($run IS NULL OR coalesce(cr.run_id, ct.run_id, t.run_id) = $run)
+  AND (cr.trace_id IS NOT NULL OR ct.trace_id IS NOT NULL OR t.run_id IS NULL OR ru.run_id IS NULL)
+ORDER BY coalesce(cr.run_id, ct.run_id, t.run_id) NULLS LAST,
+         coalesce(cr.case_id, ct.case_id, t.case_id) NULLS LAST,
+         coalesce(cr.repeat_index, ct.repeat_index, t.repeat_index, 0), ct.turn NULLS FIRST, t.trace_id
 """
 )
 
@@ -159,13 +162,14 @@ class UnitRow:
     )
     ledger: str | None = None  # the sandbox's end state (JSON) our agent loop recorded on its root span
     unread: str | None = None  # why its calls cannot be judged whole (tool activity no convention read)
+    turn: int | None = None  # the 0-based turn of a multi-turn case this trace played (`case_turns`)
 
 
 _NO_FACTS = (None, None, False, None, None, None, None, 0, None, None, None)
 
 
 def _unit(row: tuple[Any, ...], index: tuple[Any, ...] | None) -> UnitRow:
-    trace_id, run_id, case_id, repeat, domain, status, error_type, definitions, ledger = row
+    trace_id, run_id, case_id, repeat, domain, status, error_type, definitions, ledger, turn = row
     (_, seq, error, service, version, environment, agent, turns, start_ns, end_ns, unread) = (
         index or _NO_FACTS
     )
@@ -189,6 +193,7 @@ def _unit(row: tuple[Any, ...], index: tuple[Any, ...] | None) -> UnitRow:
         definitions,
         ledger,
         unread,
+        turn,
     )
 
 
@@ -196,7 +201,8 @@ def unit_order(unit: UnitRow) -> tuple[Any, ...]:
     """The order `read_units` returns units in (`_UNITS`'s ORDER BY), for units gathered elsewhere:
     which of two traces with one trajectory asks the judge must not depend on where they were read."""
     run, case = unit.run_id, unit.case_id
-    return (run is None, run or "", case is None, case or "", unit.repeat_index, unit.trace_id)
+    turn = -1 if unit.turn is None else unit.turn
+    return (run is None, run or "", case is None, case or "", unit.repeat_index, turn, unit.trace_id)
 
 
 def read_units(

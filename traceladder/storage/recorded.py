@@ -97,3 +97,13 @@ def read_definitions(
     for trace_id, name, description, parameters in rows:
         out.setdefault(trace_id, []).append((name, description, parameters))
     return out
+
+
+def read_conversation_turns(store: Store, trace_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+    """trace → (its conversation, its 0-based turn), as the store grouped them (`conversations`)."""
+    with store.registered("wanted_traces", trace_id_table(trace_ids)) as conn:
+        rows = conn.execute(
+            "SELECT trace_id, conversation_id, turn FROM conversations "
+            "SEMI JOIN wanted_traces USING (trace_id)"
+        ).fetchall()
+    return {trace_id: (conversation, turn) for trace_id, conversation, turn in rows}

@@ -28,11 +28,16 @@ from traceladder.storage.readers import RunRows, dict_rows, json_or_none, reques
 
 _T = TypeVar("_T")
 BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
-_ORDER = "case_id, repeat_index, trace_id"  # report order
+# Report order: by case and repeat, a multi-turn case's turns in the order played (`case_turns`).
+_ORDER = "s.case_id, s.repeat_index, ct.turn NULLS FIRST, s.trace_id"
+_WITH_TURN = "LEFT JOIN case_turns ct ON ct.trace_id = s.trace_id"
 # Report order as one key without NULLs (DuckDB sorts NULLs last), so a page can start after the
 # last key of the one before: `(k) > $after` is exactly "comes later in `ORDER BY {_ORDER}`".
-_KEY = "(case_id IS NULL, coalesce(case_id, ''), repeat_index IS NULL, coalesce(repeat_index, 0), trace_id)"
-_AFTER = "($k0::BOOLEAN, $k1::VARCHAR, $k2::BOOLEAN, $k3::INTEGER, $k4::VARCHAR)"
+_KEY = (
+    "(s.case_id IS NULL, coalesce(s.case_id, ''), s.repeat_index IS NULL, coalesce(s.repeat_index, 0), "
+    "ct.turn IS NOT NULL, coalesce(ct.turn, 0), s.trace_id)"
+)
+_AFTER = "($k0::BOOLEAN, $k1::VARCHAR, $k2::BOOLEAN, $k3::INTEGER, $k4::BOOLEAN, $k5::INTEGER, $k6::VARCHAR)"
 
 
 @dataclass
@@ -188,10 +193,11 @@ SELECT count(*) AS survivors,
        list(DISTINCT judge_model ORDER BY judge_model) AS models
 FROM trace_judgments SEMI JOIN scope_traces USING (trace_id)
 """
-_FAILING = """
-SELECT case_id, repeat_index, trace_id, verdict, failure_class AS taxonomy, settled_at, explanation
-FROM scoped WHERE verdict IN ('FAIL', 'AGENT_ERROR')
-ORDER BY case_id, repeat_index, trace_id LIMIT $limit
+_FAILING = f"""
+SELECT s.case_id, s.repeat_index, s.trace_id, s.verdict, s.failure_class AS taxonomy, s.settled_at,
+       s.explanation, ct.turn
+FROM scoped s {_WITH_TURN} WHERE s.verdict IN ('FAIL', 'AGENT_ERROR')
+ORDER BY {_ORDER} LIMIT $limit
 """
 
 
@@ -230,6 +236,7 @@ def aggregates(
                         "taxonomy",
                         "settled_at",
                         "explanation",
+                        "turn",
                     ),
                     r,
                     strict=True,
@@ -398,7 +405,8 @@ def _batch_rows(
     # A temporary table, not a registered Arrow one: DuckDB knows it holds `batch` rows and
     # builds each join's hash table on it, not on the per-trace table.
     conn.execute(
-        f"CREATE OR REPLACE TEMP TABLE batch_traces AS SELECT trace_id, {_KEY} AS k FROM {scope.rows} "
+        f"CREATE OR REPLACE TEMP TABLE batch_traces AS SELECT s.trace_id, ct.turn, {_KEY} AS k "
+        f"FROM {scope.rows} s {_WITH_TURN} "
         + (f"WHERE k > {_AFTER} " if after is not None else "")
         + f"ORDER BY k LIMIT {int(batch)}",
         None if after is None else {f"k{i}": v for i, v in enumerate(after)},
@@ -416,8 +424,8 @@ def _batch_rows(
         return (
             tuple(last[0][0]),
             rows(
-                "SELECT * EXCLUDE (evaluated_at) FROM trace_results SEMI JOIN batch_traces USING (trace_id) "
-                f"ORDER BY {_ORDER}"
+                "SELECT s.* EXCLUDE (evaluated_at), b.turn FROM trace_results s JOIN batch_traces b "
+                "USING (trace_id) ORDER BY b.k"
             ),
             rows(
                 "SELECT trace_id, rung, rung_name, status, scores, explanation FROM rung_results "

@@ -80,6 +80,49 @@ def create_run(store: Store, run: NewRun) -> None:
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class PlayedTurn:
+    """What one played turn of a multi-turn case left (`case_turns`)."""
+
+    turn: int
+    trace_id: str | None
+    agent_status: str
+    error_type: str | None
+    error_message: str | None
+    steps: int
+    final_text: str | None
+    latency_ms: float
+    input_tokens: int
+    output_tokens: int
+
+
+def record_case_run(store: Store, row: Sequence[Any], turns: Sequence[PlayedTurn] = ()) -> None:
+    """A finished case run: its `case_runs` row (the 15 columns in order) and, for a multi-turn
+    case, its turns (`case_turns`, replacing an earlier attempt's: a resumed case is played again
+    from its first turn), in one transaction — a case is done with all its turns or not at all."""
+    run_id, case_id, repeat_index = row[0], row[1], row[2]
+    with store.transaction() as conn:
+        conn.execute(
+            "DELETE FROM case_turns WHERE run_id = ? AND case_id = ? AND repeat_index = ?",
+            [run_id, case_id, repeat_index],
+        )
+        if turns:
+            conn.executemany(
+                "INSERT INTO case_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [
+                        run_id, case_id, repeat_index, t.turn, t.trace_id or None, t.agent_status,
+                        t.error_type, t.error_message, t.steps, t.final_text, t.latency_ms, t.input_tokens,
+                        t.output_tokens,
+                    ]
+                    for t in turns
+                ],
+            )  # fmt: skip
+        conn.execute(
+            "INSERT OR REPLACE INTO case_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row
+        )
+
+
 def mark_running(store: Store, run_id: str) -> None:
     """A resumed run is running again."""
     store.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
@@ -134,13 +177,33 @@ def run_info(store: Store, run_id: str) -> RunInfo:
 
 
 def verdicts(store: Store, run_id: str) -> dict[tuple[str, int], tuple[str, str | None]]:
-    """(case id, repeat) → (verdict, failure class) for an evaluated run."""
-    rows = store.fetchall(
-        "SELECT case_id, repeat_index, verdict, failure_class FROM trace_results WHERE run_id = ?", [run_id]
-    )
+    """(case id, repeat) → (verdict, failure class) for an evaluated run. A multi-turn case run is
+    its conversation: the conversation's verdict (`conversation_results`, which folds its turns)
+    and the failure class of the turn that decided it — never one of its turns' verdicts picked
+    at random."""
+    rows = store.fetchall(_CASE_VERDICTS, [run_id])
     if not rows:
         raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
-    return {(c, k): (v, f) for c, k, v, f in rows}
+    out: dict[tuple[str, int], tuple[str, str | None]] = {}
+    for case_id, repeat, verdict, failure_class, turn, conversation, deciding in rows:
+        if conversation is None:
+            out[(case_id, repeat)] = (verdict, failure_class)
+        elif turn == deciding or (case_id, repeat) not in out:
+            out[(case_id, repeat)] = (conversation, failure_class if turn == deciding else None)
+    return out
+
+
+# Each judged trace of a run, with — for a turn of a multi-turn case — its turn, its
+# conversation's verdict and the turn that decided it.
+_CASE_VERDICTS = """
+SELECT r.case_id, r.repeat_index, r.verdict, r.failure_class, ct.turn, cv.verdict, cv.deciding_turn
+FROM trace_results r
+LEFT JOIN case_turns ct ON ct.trace_id = r.trace_id
+LEFT JOIN conversations c ON c.trace_id = ct.trace_id
+LEFT JOIN conversation_results cv ON cv.conversation_id = c.conversation_id
+WHERE r.run_id = ?
+ORDER BY r.case_id, r.repeat_index, ct.turn NULLS FIRST
+"""
 
 
 def case_verdicts(store: Store, run_id: str) -> list[tuple[str | None, str]]:

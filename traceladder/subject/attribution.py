@@ -41,14 +41,15 @@ class CaseTraces:
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
-        self._roots: dict[tuple[str, int], CaseRoot] = {}
+        self._roots: dict[tuple[str, int, int], CaseRoot] = {}  # (case id, repeat, turn) → root
         self._traces: set[str] = set()
         self._lock = threading.Lock()
         self.dropped = 0  # spans that named no case of this run
 
-    def add(self, case_id: str, repeat: int, root: CaseRoot) -> None:
+    def add(self, case_id: str, repeat: int, root: CaseRoot, turn: int = 0) -> None:
+        """The root of a case's trace (of its turn `turn`, 0 for a single-turn case)."""
         with self._lock:
-            self._roots[(case_id, repeat)] = root
+            self._roots[(case_id, repeat, turn)] = root
             self._traces.add(root.trace_id)
 
     def attribute(self, table: pa.Table) -> pa.Table:
@@ -65,7 +66,7 @@ class CaseTraces:
                 if trace_id in self._traces:
                     keep.append(True)
                     continue
-                root = self._roots.get(_case_of(resource, self.run_id) or ("", -1))
+                root = self._roots.get(_case_of(resource, self.run_id) or ("", -1, -1))
                 keep.append(root is not None)
                 if root is not None:
                     trace_ids[i] = root.trace_id
@@ -81,8 +82,8 @@ class CaseTraces:
         return table.filter(pa.array(keep, pa.bool_()))
 
 
-def _case_of(resource: str | None, run_id: str) -> tuple[str, int] | None:
-    """(case id, repeat) a span's resource names for this run, or None."""
+def _case_of(resource: str | None, run_id: str) -> tuple[str, int, int] | None:
+    """(case id, repeat, turn) a span's resource names for this run, or None (no turn: 0)."""
     try:
         attrs = json.loads(resource or "{}")
     except ValueError:
@@ -91,9 +92,10 @@ def _case_of(resource: str | None, run_id: str) -> tuple[str, int] | None:
         return None
     try:
         repeat = int(attrs.get(sc.CASE_REPEAT) or 0)
+        turn = int(attrs.get(sc.CASE_TURN) or 0)
     except (TypeError, ValueError):
         return None
-    return str(attrs[sc.CASE_ID]), repeat
+    return str(attrs[sc.CASE_ID]), repeat, turn
 
 
 def write_attributed(store: Store, traces: CaseTraces, spans: pa.Table) -> int:

@@ -43,11 +43,22 @@ class AgentCase:
     tools_url: str | None
     mcp_url: str | None
     _toolbox: ToolBox = field(repr=False, compare=False)
+    # A multi-turn case calls the agent once per turn: `turn` (0-based) is this call's, and
+    # `messages` the conversation so far — each earlier turn's user message and the agent's
+    # answer, then this turn's message. `conversation_id` is the same for every turn of one case
+    # run (what an agent keeping its own memory keys it by). A single-turn case: turn 0.
+    turn: int = 0
+    conversation_id: str = ""
 
     @property
     def instruction(self) -> str:
         """The user's (first) message."""
         return self.messages[0]["content"]
+
+    @property
+    def message(self) -> str:
+        """The user's message this call answers: the latest (a single-turn case: its only)."""
+        return self.messages[-1]["content"]
 
     def call_tool(self, name: str, arguments: Any) -> str:
         """Run one tool call in the case's sandbox; `arguments` is JSON text or an object."""
@@ -59,5 +70,5 @@ class AgentCase:
             "case_id": self.id, "run_id": self.run_id, "repeat": self.repeat, "dimension": self.dimension,
             "messages": list(self.messages), "system_prompt": self.system_prompt, "tools": list(self.tools),
             "model": self.model, "base_url": self.base_url, "tools_url": self.tools_url,
-            "mcp_url": self.mcp_url,
+            "mcp_url": self.mcp_url, "turn": self.turn, "conversation_id": self.conversation_id,
         }  # fmt: skip

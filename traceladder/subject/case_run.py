@@ -22,7 +22,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 from traceladder.agent.budget import CaseStopped
 from traceladder.agent.loop import INTERRUPTED, AgentOutcome, ledger_json
 from traceladder.agent.tool_execution import timed_span
-from traceladder.cases.model import Case
+from traceladder.agent.turns import conversation_id, play_turns
+from traceladder.cases.model import Case, Turn
 from traceladder.domain.base import Domain, Sandbox
 from traceladder.instrumentation import semconv as sc
 from traceladder.subject.attribution import CaseRoot, CaseTraces
@@ -53,11 +54,42 @@ class CaseSetting:
 def run_agent_case(
     s: CaseSetting, case: Case, sandbox: Sandbox, repeat: int, stop: threading.Event
 ) -> AgentOutcome:
-    """Run one case of the agent to its end; see the module docstring for what ends it how."""
+    """Run one case of the agent to its end; see the module docstring for what ends it how.
+
+    A multi-turn case calls the agent once per turn (`agent.turns`), each call its own trace,
+    with the conversation so far in `AgentCase.messages`: every earlier turn's user message and
+    the agent's answer to it, then this turn's message (docs/agent-under-test.md). The sandbox is
+    the case's, shared by its turns."""
+    conversation = conversation_id(s.traces.run_id, case, repeat)
+    if not case.multi_turn:
+        first = ({"role": "user", "content": case.instruction},)
+        return _run_turn(s, case, sandbox, repeat, stop, conversation, None, first)
+    history: list[dict[str, str]] = []
+
+    def play(index: int, turn: Turn) -> AgentOutcome:
+        history.append({"role": "user", "content": turn.user})
+        outcome = _run_turn(s, case, sandbox, repeat, stop, conversation, index, tuple(history), turn.tools)
+        history.append({"role": "assistant", "content": outcome.final_text or ""})
+        return outcome
+
+    return play_turns(case, play)
+
+
+def _run_turn(
+    s: CaseSetting,
+    case: Case,
+    sandbox: Sandbox,
+    repeat: int,
+    stop: threading.Event,
+    conversation: str,
+    turn: int | None,
+    messages: tuple[dict[str, str], ...],
+    offered: tuple[str, ...] | None = None,
+) -> AgentOutcome:
+    """One call of the agent, one trace: `messages` answered (a single-turn case: its one)."""
     started = time.monotonic()
     run_id = s.traces.run_id
-    conversation = f"{run_id}/{case.id}/{repeat}"
-    attrs = {
+    attrs: dict[str, Any] = {
         sc.OPERATION_NAME: sc.OP_INVOKE_AGENT,
         sc.PROVIDER_NAME: "traceladder.subject",
         sc.AGENT_NAME: s.spec.subject,
@@ -69,21 +101,30 @@ def run_agent_case(
         sc.CASE_DIMENSION: case.dimension,
         sc.CASE_REPEAT: repeat,
     }
+    if turn is not None:
+        attrs[sc.CASE_TURN] = turn
+    tools = (
+        s.domain.tools
+        if offered is None
+        else tuple(t for t in s.domain.tools if t["function"]["name"] in offered)
+    )
     final_text = error_type = error_message = None
     with timed_span(
         s.tracer, f"invoke_agent {s.spec.subject}", SpanKind.INTERNAL, attrs, time.time_ns
     ) as root:
-        toolbox = ToolBox(s.domain, sandbox, s.tracer, conversation, root)
+        prefix = "" if turn is None else f"t{turn}_"
+        toolbox = ToolBox(s.domain, sandbox, s.tracer, conversation, root, id_prefix=prefix)
         ctx = root.get_span_context()
         trace_id = format(ctx.trace_id, "032x")
-        s.traces.add(case.id, repeat, CaseRoot(trace_id, format(ctx.span_id, "016x")))
+        s.traces.add(case.id, repeat, CaseRoot(trace_id, format(ctx.span_id, "016x")), turn or 0)
         deadline = started + s.timeout_s
         try:
             with s.server.tools_for(toolbox) as key:
                 agent_case = AgentCase(
-                    case.id, run_id, repeat, case.dimension, ({"role": "user", "content": case.instruction},),
-                    s.domain.system_prompt, s.domain.tools, s.model.name, s.model.base_url, s.model.api_key,
-                    s.server.tools_url(key), s.mcp_url(key) if s.mcp_url else None, toolbox,
+                    case.id, run_id, repeat, case.dimension, messages, s.domain.system_prompt, tools,
+                    s.model.name, s.model.base_url, s.model.api_key, s.server.tools_url(key),
+                    s.mcp_url(key) if s.mcp_url else None, toolbox, turn=turn or 0,
+                    conversation_id=conversation,
                 )  # fmt: skip
                 if s.agent_fn is not None:
                     final_text = call_agent(s.agent_fn, agent_case, deadline, stop)
@@ -128,8 +169,8 @@ def _command(
         case_file.flush()
         env = case_environment(
             os.environ, receiver_url=s.server.url, run_id=case.run_id, case_id=case.id, repeat=case.repeat,
-            traceparent=traceparent, tools_url=case.tools_url or "", mcp_url=case.mcp_url, model=case.model,
-            model_url=case.base_url, api_key=case.api_key, case_file=case_file.name,
+            turn=case.turn, traceparent=traceparent, tools_url=case.tools_url or "", mcp_url=case.mcp_url,
+            model=case.model, model_url=case.base_url, api_key=case.api_key, case_file=case_file.name,
         )  # fmt: skip
         try:
             result = run_command(s.spec.argv, payload, env, deadline, stop)

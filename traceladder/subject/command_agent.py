@@ -46,6 +46,7 @@ def case_environment(
     run_id: str,
     case_id: str,
     repeat: int,
+    turn: int = 0,
     traceparent: str,
     tools_url: str,
     mcp_url: str | None,
@@ -58,13 +59,13 @@ def case_environment(
     gets it).
 
     `OTEL_EXPORTER_OTLP_ENDPOINT` points at the run's receiver; `OTEL_RESOURCE_ATTRIBUTES` carries
-    the run id, case id and repeat (every OTel SDK honours it, so each span is attributed to its
+    the run id, case id, repeat and turn (every OTel SDK honours it, so each span is attributed to its
     case even when the SDK starts a trace of its own); `TRACEPARENT` lets an SDK that reads it
     join the case's root span; `TRACELADDER_MCP_URL` is the case run's MCP tool server (only when
     the run has one: the `mcp` extra is installed). Exporter settings of the parent that would
     send spans elsewhere are replaced, not merged; a parent's MCP URL is dropped."""
     env = {k: v for k, v in base.items() if not k.startswith("OTEL_EXPORTER_OTLP_")}
-    resource = {sc.RUN_ID: run_id, sc.CASE_ID: case_id, sc.CASE_REPEAT: str(repeat)}
+    resource = {sc.RUN_ID: run_id, sc.CASE_ID: case_id, sc.CASE_REPEAT: str(repeat), sc.CASE_TURN: str(turn)}
     env.update({
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver_url,
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",

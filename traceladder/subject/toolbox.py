@@ -41,8 +41,13 @@ class ToolBox:
         conversation: str,
         root: Span | None = None,
         clock: Callable[[], int] = time.time_ns,
+        *,
+        id_prefix: str = "",
     ) -> None:
         self.sandbox = sandbox
+        # A call the agent gives no id is `call_{id_prefix}{n}`: one turn of a multi-turn case
+        # passes `t{turn}_`, so no id repeats across the conversation's turns.
+        self._id_prefix = id_prefix
         self._root = root
         self._tracer = tracer
         self._conversation = conversation
@@ -66,7 +71,9 @@ class ToolBox:
                 raise CaseEnded(f"call_tool({name!r}) after the case ended; nothing was executed")
             self.calls += 1
             number = next(self._ids)
-        call = ToolCallRequest(call_id or f"call_{number}", name, raw, not isinstance(arguments, str))
+        call = ToolCallRequest(
+            call_id or f"call_{self._id_prefix}{number}", name, raw, not isinstance(arguments, str)
+        )
         own = _agents_tool_span(name)
         if own is not None:
             # The agent's instrumentation already opened an execute_tool span for this call

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from traceladder.cases.model import MULTI_TURN_SCHEMA
 from traceladder.cases.validator import validate_suite
 from traceladder.domain.declarative.build import DIMENSIONS, FIXTURE, read_directory
 from traceladder.domain.validate import validate_domain
@@ -29,13 +30,23 @@ class GoldenLike(Protocol):
 
 
 @dataclass(frozen=True)
+class SuiteTurn:
+    """One turn of a recorded conversation: the user's message and the calls made in answer."""
+
+    user: str
+    calls: list[Any]  # GoldenLike
+    order_sensitive: bool
+
+
+@dataclass(frozen=True)
 class SuiteCase:
     trace_id: str
     dimension: str
     instruction: str
     notes: str
-    calls: list[Any]  # GoldenLike
+    calls: list[Any]  # GoldenLike (a conversation: every turn's, in order)
     order_sensitive: bool
+    turns: list[SuiteTurn] | None = None  # a conversation of several turns: a MultiTurnCaseV1 record
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,27 @@ def _write_files(suite: RecordedSuite, folder: Path) -> None:
 
 
 def _record(case: SuiteCase, case_id: str, category: str) -> dict[str, Any]:
+    if case.turns:
+        return {
+            "schema": MULTI_TURN_SCHEMA,
+            "id": case_id,
+            "dimension": case.dimension,
+            "category": category,
+            "context": {"db_fixture": FIXTURE, "notes": case.notes, "source_trace": case.trace_id},
+            "turns": [
+                {
+                    "user": t.user,
+                    "golden": {
+                        "calls": [{"tool": c.tool, "params": c.params} for c in t.calls],
+                        "order_sensitive": t.order_sensitive,
+                    },
+                }
+                for t in case.turns
+            ],  # fmt: skip
+            "negative": not case.calls,
+            "skip": False,
+            "skip_reason": None,
+        }
     return {
         "id": case_id,
         "dimension": case.dimension,

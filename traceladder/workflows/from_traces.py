@@ -1,16 +1,19 @@
 """Stored traces → a declarative domain and its case suite (`traceladder cases from-traces`).
 
-Each selected trace becomes one case: its user request is the instruction (from the span
-attributes by convention, else the message events: span events, log records), its calls (arguments
-as sent) the golden calls, `order_sensitive` true when a call uses a value an earlier call's
-result returned (and the request did not say), `negative` when it made no call; the dimension
-follows from the number of calls (0 → D1 when to call, 1 → D2 selection/fill, ≥ 2 → D3 chain)
-and is stated in the case's notes, the trace id kept in its context. Tool definitions and
-results come from the traces, read by the same extraction every evaluator uses
-(`storage.readers`, `storage.exchanges`) — never re-read from raw spans, never guessed: the
-definitions of the traces that become cases, then of other selected traces of their services, then
-`--tools FILE` for what no trace records. The system prompt the traces sent is written as
-`system_prompt.txt`, which a replay sends.
+Each selected conversation becomes one case: a conversation of several selected turns (as the
+store grouped them, `conversations`) a MultiTurnCaseV1 case — each turn's own user message (the
+last its first request sent) and its own calls as that turn's golden calls, ordering per turn —
+and a trace alone (most single-turn agents) a CaseV1 case as follows. Its user request is the
+instruction (from the span attributes by convention, else the message events: span events, log
+records), its calls (arguments as sent) the golden calls, `order_sensitive` true when a call uses
+a value an earlier call's result returned (and the request did not say), `negative` when it made
+no call; the dimension follows from the number of calls (0 → D1 when to call, 1 → D2
+selection/fill, ≥ 2 → D3 chain) and is stated in the case's notes, the trace id kept in its
+context. Tool definitions and results come from the traces, read by the same extraction every
+evaluator uses (`storage.readers`, `storage.exchanges`) — never re-read from raw spans, never
+guessed: the definitions of the traces that become cases, then of other selected traces of their
+services, then `--tools FILE` for what no trace records. The system prompt the traces sent is
+written as `system_prompt.txt`, which a replay sends.
 
 A trace that cannot be a case (no user request recorded, arguments that are not a JSON object or
 do not fit the tool's definition, the same request as an earlier trace, a tool no trace defined)
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ from traceladder.conventions.exchanges import (
     event_openings,
     exchange_details,
     exchanges,
+    turn_messages,
 )
 from traceladder.domain.base import compile_validator
 from traceladder.errors import UserError
@@ -42,8 +46,14 @@ from traceladder.storage.db import Store
 from traceladder.storage.exchanges import read_exchange_rows
 from traceladder.storage.openings import read_message_events
 from traceladder.storage.readers import read_call_table
-from traceladder.storage.recorded import Selection, read_definitions, read_services, select_traces
-from traceladder.workflows.domain_writer import RecordedSuite, SuiteCase, write_domain
+from traceladder.storage.recorded import (
+    Selection,
+    read_conversation_turns,
+    read_definitions,
+    read_services,
+    select_traces,
+)
+from traceladder.workflows.domain_writer import RecordedSuite, SuiteCase, SuiteTurn, write_domain
 
 DIMENSION_OF = {0: "D1", 1: "D2"}  # 2 or more calls: D3
 NOTES = {"D1": "when to call: the agent answered without a tool", "D2": "selection/fill: one call",
@@ -61,6 +71,9 @@ class Recorded:
     definitions: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     system_prompt: str | None = None
     service: str | None = None
+    message: str | None = None  # the user's message this trace answers (a turn's own)
+    conversation: str | None = None  # as the store grouped it (`conversations`)
+    turn: int = 0
 
 
 @dataclass(frozen=True)
@@ -108,19 +121,19 @@ def from_traces(
     cases: list[SuiteCase] = []
     skipped: list[tuple[str, str]] = []
     seen: dict[str, str] = {}
-    for trace in recorded:
-        why = _unusable(trace, validators, seen)
+    for group in _conversations(recorded):
+        why = _unusable_group(group, validators, seen)
         if why:
             if not skip_bad:
                 raise UserError(
-                    f"trace {trace.trace_id}: {why}; nothing written (--skip-bad skips such traces)"
+                    f"trace {group[0].trace_id}: {why}; nothing written (--skip-bad skips such traces)"
                 )
-            say(f"skipped trace {trace.trace_id}: {why}")
-            skipped.append((trace.trace_id, why))
+            say(f"skipped trace {group[0].trace_id}: {why}")
+            skipped += [(trace.trace_id, why) for trace in group]
             continue
-        assert trace.instruction is not None
-        seen[trace.instruction.strip().casefold()] = trace.trace_id
-        cases.append(_case(trace))
+        first = (group[0].instruction or "") if len(group) == 1 else _turn_text(group[0])
+        seen[first.strip().casefold()] = group[0].trace_id
+        cases.append(_case(group[0]) if len(group) == 1 else _conversation_case(group))
     if not cases:
         raise UserError(f"none of the {len(recorded)} selected traces can be a case; nothing written")
     kept = [t for t in recorded if t.trace_id not in dict(skipped)]
@@ -149,17 +162,58 @@ def _recorded(store: Store, ids: list[str]) -> list[Recorded]:
     calls = raw_calls_by_trace(read_call_table(store, ids))
     definitions = read_definitions(store, ids)
     services = read_services(store, ids)
+    messages = turn_messages(rows)
+    grouped = read_conversation_turns(store, ids)
     out = []
     for t in ids:
         system_events, user_events = from_events.get(t, (None, None))
         instruction = said[t].instruction if t in said else None
         opening = openings[t].opening if t in openings else []
         system = next((m.text for m in opening if m.role in ("system", "developer")), None)
+        conversation, turn = grouped.get(t, (None, 0))
         out.append(
             Recorded(t, instruction or user_events, calls.get(t, ()), definitions.get(t, []),
-                     system or system_events, services.get(t))
+                     system or system_events, services.get(t), messages.get(t), conversation, turn)
         )  # fmt: skip
     return out
+
+
+def _conversations(recorded: Sequence[Recorded]) -> list[list[Recorded]]:
+    """The selected traces as conversations: each conversation's selected turns in turn order, the
+    conversations in the order of their first trace (a trace of no conversation is its own)."""
+    groups: dict[str, list[Recorded]] = {}
+    for trace in recorded:
+        groups.setdefault(trace.conversation or trace.trace_id, []).append(trace)
+    out: list[list[Recorded]] = []
+    for group in groups.values():
+        group.sort(key=lambda t: t.turn)
+        said = [_turn_text(t).strip().casefold() for t in group]
+        if any(a == b for a, b in zip(said, said[1:], strict=False)):
+            # No new user message: these are requests of one turn, each traced on its own (a loop
+            # that traces request by request), not turns — each is read alone, as before.
+            out += [[t] for t in group]
+        else:
+            out.append(group)
+    return out
+
+
+def _turn_text(trace: Recorded) -> str:
+    """A turn's user message: its own (the last its first request sent), else the first."""
+    return trace.message or trace.instruction or ""
+
+
+def _unusable_group(group: Sequence[Recorded], validators: dict[str, Any], seen: dict[str, str]) -> str:
+    """Why a conversation cannot be a case ("" when it can): one trace is judged as before; a
+    conversation of several turns needs every turn's message and calls to be usable, and its
+    first message to be unlike every earlier case's request."""
+    if len(group) == 1:
+        return _unusable(group[0], validators, seen)
+    for index, trace in enumerate(group):
+        as_turn = replace(trace, instruction=_turn_text(trace))
+        why = _unusable(as_turn, validators, seen if index == 0 else {})
+        if why:
+            return f"turn {index + 1} of conversation {trace.conversation} (trace {trace.trace_id}): {why}"
+    return ""
 
 
 def _system_prompt(kept: Sequence[Recorded]) -> str | None:
@@ -290,6 +344,29 @@ def _case(trace: Recorded) -> SuiteCase:
         notes=f"recorded from trace {trace.trace_id}; {dimension} " + NOTES[dimension].format(n=len(calls)),
         calls=[_GoldenCall(tool, params) for tool, params in calls],
         order_sensitive=_dependent(trace),
+    )
+
+
+def _conversation_case(group: Sequence[Recorded]) -> SuiteCase:
+    """A conversation of several turns as one MultiTurnCaseV1 case: each turn's message and its
+    own calls (a turn's trace holds only the calls made in it), ordering per turn."""
+    turns = []
+    for trace in group:
+        message = _turn_text(trace)
+        calls = [_GoldenCall(tool, _object(raw) or {}) for tool, raw, _, _, _ in trace.calls]
+        turns.append(SuiteTurn(message, calls, _dependent(replace(trace, instruction=message))))
+    every = [c for t in turns for c in t.calls]
+    dimension = DIMENSION_OF.get(len(every), "D3")
+    traces = ", ".join(t.trace_id for t in group)
+    return SuiteCase(
+        trace_id=group[0].trace_id,
+        dimension=dimension,
+        instruction=turns[0].user,
+        notes=f"recorded from conversation {group[0].conversation} ({len(group)} turns: traces {traces}); "
+        f"{dimension} " + NOTES[dimension].format(n=len(every)),
+        calls=every,
+        order_sensitive=any(t.order_sensitive for t in turns),
+        turns=turns,
     )
 
 

@@ -4,6 +4,11 @@ It is reached through the real `openai` client over an httpx2 transport (no port
 agent loop, retries and span capture run exactly as against a real server. It recognises the case
 by its instruction (unique in a valid suite) and replays the case's plan turn by turn.
 
+A multi-turn case is recognised by its first user message and the turn by how many user
+messages the request holds; each turn is answered by the golden path of that turn alone (in
+`sim:faulty` too: its faults are single-turn), and its call ids name the turn
+(`call_t{turn}_{step}_{index}`) so no id repeats across the conversation.
+
 Model names: `sim:oracle` (golden path) and `sim:faulty` (one seeded, labelled fault per case),
 optionally followed by `+quirk` flags reproducing real servers' deviations:
 `args_object` (arguments as a JSON object, llama.cpp), `missing_ids`, `repeated_ids`,
@@ -73,8 +78,15 @@ class SimModel:
         self.link = domain.chains.link
         self.endless_call = next(iter(domain.simulation.extra_reads.items()), (domain.tool_names[0], {}))
         self._plans: dict[str, Plan] = {}
+        self._turn_plans: dict[str, list[Plan]] = {}  # a multi-turn case's: one per turn
         self._by_instruction: dict[str, Case] = {}
         for case in cases:
+            if case.multi_turn:
+                self._turn_plans[case.id] = [
+                    oracle_plan(case.turn_case(i), domain) for i in range(len(case.turns))
+                ]
+                self._by_instruction[case.instruction] = case
+                continue
             plan = oracle_plan(case, domain) if spec.mode == "oracle" else faulty_plan(case, domain, seed)
             self._plans[case.id] = plan
             self._by_instruction[case.instruction] = case
@@ -115,6 +127,8 @@ class SimModel:
         case = self._by_instruction.get(instruction or "")
         if case is None:
             return 400, {"error": {"message": "the simulated model only knows suite cases"}}, {}
+        if case.multi_turn:
+            return self._respond_turn(body, case)
         plan = self._plans[case.id]
         if plan.http_error:
             return (
@@ -131,6 +145,33 @@ class SimModel:
         if not calls and self.answer is not None:
             final_text = self.answer(_results(messages), plan.answer_fault) or final_text
         message = self._message(calls, final_text, _latest_link(messages, self.link), turn)
+        return 200, self._payload(body, messages, message, calls), {}
+
+    def _respond_turn(self, body: dict[str, Any], case: Case) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """A request of a multi-turn case: the turn is the number of user messages so far, the
+        step within it the assistant messages after the last of them."""
+        messages = body.get("messages", [])
+        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        plans = self._turn_plans[case.id]
+        turn = len(users) - 1
+        if turn >= len(plans):
+            return 400, {"error": {"message": f"case {case.id} has {len(plans)} turns, not {turn + 1}"}}, {}
+        plan = plans[turn]
+        step = sum(1 for m in messages[users[-1] :] if m.get("role") == "assistant")
+        calls = plan.turns[step] if step < len(plan.turns) else None
+        final_text = plan.final_text
+        if not calls and self.answer is not None:
+            final_text = self.answer(_results(messages), plan.answer_fault) or final_text
+        message = self._message(calls, final_text, _latest_link(messages, self.link), step, f"t{turn}_")
+        return 200, self._payload(body, messages, message, calls), {}
+
+    def _payload(
+        self,
+        body: dict[str, Any],
+        messages: list[dict[str, Any]],
+        message: dict[str, Any],
+        calls: list[PlannedCall] | None,
+    ) -> dict[str, Any]:
         finish = "tool_calls" if calls else "stop"
         if calls and "finish_stop" in self.spec.quirks:
             finish = "stop"
@@ -148,10 +189,15 @@ class SimModel:
                 "total_tokens": usage_in + usage_out,
             },
         }
-        return 200, payload, {}
+        return payload
 
     def _message(
-        self, calls: list[PlannedCall] | None, final_text: str, action_id: str | None, turn: int
+        self,
+        calls: list[PlannedCall] | None,
+        final_text: str,
+        action_id: str | None,
+        turn: int,
+        id_prefix: str = "",
     ) -> dict[str, Any]:
         quirks = self.spec.quirks
         if not calls:
@@ -172,7 +218,7 @@ class SimModel:
                 "function": {"name": call.tool, "arguments": arguments},
             }
             if "missing_ids" not in quirks:
-                entry["id"] = "call_0" if "repeated_ids" in quirks else f"call_{turn}_{index}"
+                entry["id"] = "call_0" if "repeated_ids" in quirks else f"call_{id_prefix}{turn}_{index}"
             tool_calls.append(entry)
         content = "我先查一下。" if "text_with_calls" in quirks else None
         return {"role": "assistant", "content": content, "tool_calls": tool_calls}

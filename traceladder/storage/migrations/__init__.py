@@ -17,7 +17,7 @@ from traceladder.storage.migrations.judgments import JUDGE
 from traceladder.storage.migrations.live import LIVE_TRACES
 from traceladder.storage.migrations.reading import TRACE_READING
 from traceladder.storage.migrations.results import LONG_FORM_RESULTS, QUERY_VIEWS, RESULTS_FINDINGS
-from traceladder.storage.migrations.spans_runs import SPANS_RUNS
+from traceladder.storage.migrations.spans_runs import CASE_TURNS, SPANS_RUNS
 from traceladder.storage.migrations.tool_definitions import TOOL_DEFINITION_ORIGIN
 from traceladder.storage.migrations.trend import ONE_PASS_RATE, TREND_VIEWS
 
@@ -35,4 +35,5 @@ MIGRATIONS: list[Migration] = [
     EXTRACTION_STAMP,  # 011
     TRACE_READING,  # 012
     CONVERSATIONS,  # 013
+    CASE_TURNS,  # 014
 ]

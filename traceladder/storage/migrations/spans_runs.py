@@ -82,3 +82,28 @@ SPANS_RUNS: Migration = (
         );
         """,
 )
+
+# A multi-turn case's turns (issue 33): each played turn is its own trace, with its own agent
+# status. `case_runs` keeps one row per case run (what `--resume` counts as done), its trace the
+# turn that ended the conversation; this table has one row per turn played.
+CASE_TURNS: Migration = (
+    "014_case_turns",
+    """
+        CREATE TABLE case_turns (
+            run_id VARCHAR NOT NULL,
+            case_id VARCHAR NOT NULL,
+            repeat_index INTEGER NOT NULL,
+            turn INTEGER NOT NULL,
+            trace_id VARCHAR,
+            agent_status VARCHAR NOT NULL,
+            error_type VARCHAR,
+            error_message VARCHAR,
+            steps INTEGER,
+            final_text VARCHAR,
+            latency_ms DOUBLE,
+            input_tokens BIGINT,
+            output_tokens BIGINT,
+            PRIMARY KEY (run_id, case_id, repeat_index, turn)
+        );
+        """,
+)
