@@ -23,8 +23,7 @@ def test_every_sql_example_runs_on_a_four_turn_conversation(tmp_path: Path) -> N
     policy.write_text(re.findall(r"```toml\n(.*?)```", DOC, re.S)[0], encoding="utf-8")
     assert cli("evaluate", "--db", str(db), "--policy", str(policy)).returncode == 0
     # the multi-turn cases' example runs over a played case (tests/conversation/test_multi_turn_run.py)
-    blocks = [b for b in re.findall(r"```sql
-(.*?)```", DOC, re.S) if "case_turns" not in b]
+    blocks = [b for b in re.findall(r"```sql\n(.*?)```", DOC, re.S) if "case_turns" not in b]
     assert len(blocks) == 5
     results = []
     for sql in blocks:
