@@ -238,7 +238,12 @@ def test_a_bad_call_is_never_a_pass_and_a_clean_chain_never_fails_rung_1(tmp_pat
     tools = tmp_path / "tools.json"
     first = next(f for f in FIXTURES if f.startswith(producer + "/"))
     tools.write_text(
-        json.dumps([t if "function" in t else {"type": "function", "function": t} for t in wire_tools(first)])
+        json.dumps(
+            [
+                t if "function" in t or "toolSpec" in t else {"type": "function", "function": t}
+                for t in wire_tools(first)
+            ]
+        )
     )
     result = cli("evaluate", "--db", str(db), "--policy", str(policy), "--tools", str(tools))
     assert result.returncode == 0, result.stderr

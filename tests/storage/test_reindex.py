@@ -195,5 +195,8 @@ def test_a_bad_where_is_one_line_and_exit_2(tmp_path: Path) -> None:
     for where in ("no_such_column = 1", "1 = 1; DROP TABLE spans"):
         r = cli("reindex", "--db", str(db), "--where", where)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--where" in r.stderr, r.stderr
+    out = cli("sql", "--db", str(db), "SELECT count(*) AS n FROM traces WHERE spans > 0", "--json")
+    (count,) = json.loads(out.stdout)
+    assert count["n"] > 0
     r = cli("reindex", "--db", str(db), "--all", "--where", "spans > 0")
-    assert r.returncode == 0 and r.stdout.startswith("reindexed traces=1 "), r.stdout
+    assert r.returncode == 0 and r.stdout.startswith(f"reindexed traces={count['n']} "), r.stdout

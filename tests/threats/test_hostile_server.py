@@ -236,6 +236,7 @@ def test_a_lone_surrogate_in_a_models_arguments_is_recorded_and_judged(tmp_path)
     assert verdict == "FAIL"
     calls = rows(db, "SELECT tool_name, arguments_raw, result FROM tool_calls")
     assert [(name, raw) for name, raw, _ in calls] == [("get_order", bad)]  # the model's text, as sent
-    assert "invalid_arguments" in calls[0][2] and "ud800" in calls[0][2]  # the sandbox's answer, stored
+    # the sandbox's answer, stored: the validator reads the lone surrogate as U+FFFD (decision 380)
+    assert "invalid_arguments" in calls[0][2] and "W\ufffd" in json.loads(calls[0][2])["error"]["message"]
     actual = rows(db, "SELECT actual FROM findings WHERE param = 'order_id'")
     assert actual and all(json.loads(a) == "W\ufffd" for (a,) in actual)

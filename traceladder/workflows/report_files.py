@@ -139,7 +139,12 @@ _ORJSON_OPTIONS = (
 
 def indented_json(obj: Any) -> str:
     """`obj` as JSON text indented by two spaces, as every JSON report is written."""
-    return orjson.dumps(obj, option=_ORJSON_OPTIONS, default=str).decode()
+    try:
+        return orjson.dumps(obj, option=_ORJSON_OPTIONS, default=str).decode()
+    except TypeError:
+        # orjson refuses text UTF-8 cannot hold (a lone surrogate a model sent, decision 216);
+        # the standard encoder writes the same document, and the file writer replaces it with U+FFFD
+        return json.dumps(obj, ensure_ascii=False, indent=2, default=str)
 
 
 def report_json(report: dict[str, Any]) -> str:
