@@ -234,7 +234,7 @@ def dedupe_parts(ladder: Ladder) -> tuple[KeyPart, ...]:
 def dedupe_key(unit: UnitRow, recorded: Hashable, ctx: Context, parts: Sequence[KeyPart]) -> tuple[Any, ...]:
     """Equal for two traces exactly when the ladder gives them one verdict: the calls as recorded
     (names, arguments, statuses, results, order) and the part of every input it reads."""
-    return (recorded, *(part(unit, ctx) for part in parts))
+    return (recorded, *[part(unit, ctx) for part in parts])
 
 
 def _untagged_tools(
