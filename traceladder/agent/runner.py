@@ -67,6 +67,7 @@ class RunOptions:
     sim_delay_s: float = 0.0
     stop_after_errors: int = DEFAULT_LIMIT  # cases in a row with one endpoint error; 0: never
     user_model: str | None = None  # plays goal cases' users (`agent.user_client`)
+    user_base_url: str | None = None  # `--base-url` as given: the user model's, even for a sim: model
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ def run_suite(
     else:
         selected, repeat = new_selection(cases, options, domain)
         run_id = new_run_id()
-    user_model = run_user_model(options.user_model, choice.base_url, config, selected, domain)
+    user_url = options.user_base_url or choice.base_url
+    user_model = run_user_model(options.user_model, user_url, config, selected, domain)
     client_factory, endpoint, sim = build_client(
         choice, config, cases, domain, sim_delay_s=options.sim_delay_s
     )

@@ -154,12 +154,10 @@ def run_agent(
         options = RunOptions(case_ids=request.case_ids, dimensions=request.dimensions, repeat=request.repeat)
         selected, repeat = new_selection(suite.cases, options, domain)
         run_id = new_run_id()
+    # the user model is reached like the agent's model: `--base-url` as given (for a sim: model too)
+    user_config = AgentConfig(plan.model, request_timeout_s=plan.timeout_s)
     user_model = run_user_model(
-        request.user_model,
-        plan.base_url,
-        AgentConfig(plan.model, request_timeout_s=plan.timeout_s),
-        selected,
-        domain,
+        request.user_model, request.base_url or plan.base_url, user_config, selected, domain
     )
     sim = _sim(plan, suite.cases, domain)
     traces = CaseTraces(run_id)

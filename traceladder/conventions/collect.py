@@ -82,7 +82,7 @@ class _Collector:
 
     def span(self, span: SpanView) -> None:
         self.spans[span.span_id] = span
-        if span.attributes.get(registry.SIMULATED_USER_KEY) == registry.SIMULATED_USER:
+        if registry.simulated_user(span):
             self.skipped.add(span.span_id)  # a simulated user's request: nothing of it is the agent's
             return
         hooks = self.hooks
