@@ -280,3 +280,46 @@ def test_turns_and_a_user_goal_together_are_refused(tmp_path: Path) -> None:
     done = cli("cases", "validate", "--domain", str(domain_with_goal(tmp_path, record)))
     assert done.returncode == 2
     assert "give either turns (scripted messages) or user_goal, not both" in done.stderr
+
+
+def _asks_first(body: dict[str, Any]) -> Reply | None:
+    """An agent model that asks before it acts: turn 1 a question; turn 2 (after the user's yes)
+    the search, then the booking, then a statement."""
+    messages = body["messages"]
+    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    if len(users) == 1:
+        return chat_reply(
+            {"role": "assistant", "content": "Shall I search SFO to JFK on 2026-11-02 and book?"}
+        )
+    step = sum(1 for m in messages[users[-1] :] if m["role"] == "assistant")
+    if step >= len(GOLDEN):
+        return chat_reply({"role": "assistant", "content": "Booked UA-512."})
+    tool, arguments = GOLDEN[step]
+    call = {
+        "id": f"call_{step}",
+        "type": "function",
+        "function": {"name": tool, "arguments": json.dumps(arguments)},
+    }
+    return chat_reply({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
+
+
+def test_a_goal_met_across_turns_passes_and_records_as_scripted_turns(tmp_path: Path) -> None:
+    domain = domain_with_goal(tmp_path)
+    db = tmp_path / "asks.duckdb"
+    with ModelServer(domain, override=_asks_first) as server:
+        done = _run(domain, db, "--model", "asks-first", "--base-url", server.url, "--user-model", "sim:user")
+    assert done.returncode == 0, done.stderr[-2000:]
+    run_id = out_value(done, "run_id")
+    # turn 1 asks (no call: alone, it did nothing wrong), sim:user confirms, turn 2 acts
+    assert [(p[0], p[4], p[6]) for p in rows(db, ROOTS, [run_id])] == [(0, "PASS", None), (1, "PASS", "stop")]
+    assert _calls(db) == GOLDEN
+    assert _conversation(db)[:2] == ("PASS", None)
+    assert _case_verdict(db, run_id) == ("PASS", None)
+    # a recorded goal conversation becomes scripted turns: what the user actually said
+    out = tmp_path / "recorded"
+    made = cli("cases", "from-traces", "--db", str(db), "--out", str(out))
+    assert made.returncode == 0, made.stderr[-2000:]
+    (case,) = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    assert case["schema"] == "MultiTurnCaseV1" and "user_goal" not in case
+    assert [t["user"] for t in case["turns"]] == [INSTRUCTIONS, "Yes, please go ahead."]
+    assert [[(c["tool"], c["params"]) for c in t["golden"]["calls"]] for t in case["turns"]] == [[], GOLDEN]
