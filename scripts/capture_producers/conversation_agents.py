@@ -222,7 +222,9 @@ def _plain_loop(setup: str) -> Callable[[Any, str, list[str], bool, EndTurn], No
                             .message
                         )
                         content, said = msg.content, msg.model_dump(exclude_none=True)
-                        calls = [(tc.id, tc.function.name, tc.function.arguments) for tc in msg.tool_calls or []]
+                        calls = [
+                            (tc.id, tc.function.name, tc.function.arguments) for tc in msg.tool_calls or []
+                        ]
                     if not calls:
                         messages.append({"role": "assistant", "content": content})
                         result.final_text = content
