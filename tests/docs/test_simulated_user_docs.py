@@ -10,9 +10,8 @@ import shlex
 from pathlib import Path
 
 from conftest import ROOT, cli, out_value, rows
-from scripted_server import ModelServer, chat_reply
-
 from conversation.goal_cases import domain_with_goal
+from scripted_server import ModelServer, chat_reply
 
 SECTION = (ROOT / "docs" / "conversations.md").read_text(encoding="utf-8").split("## A simulated user", 1)[1]
 
