@@ -26,7 +26,17 @@ _LOOP_FLAGS = {
 }  # fmt: skip
 
 
+def add_user_model_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--user-model",
+        metavar="M",
+        help="the model that plays the user of cases giving a user goal: sim:user (built in, no key) "
+        "or an OpenAI-compatible model, reached like --model (docs/conversations.md)",
+    )
+
+
 def add_agent_options(p: argparse.ArgumentParser) -> None:
+    add_user_model_option(p)
     group = p.add_argument_group("your agent under test (instead of the built-in loop)")
     group.add_argument(
         "--agent",
@@ -81,7 +91,7 @@ def agent_request(args: argparse.Namespace) -> AgentRunRequest:
         case_ids=tuple(args.case), dimensions=tuple(args.dimension),
         repeat=getattr(args, "repeat", None) or 1,
         concurrency=args.concurrency, timeout_s=args.timeout, seed=args.seed, resume=resume,
-        evaluate=not no_report, ladder=ladder_for(args), judge=judge,
+        evaluate=not no_report, ladder=ladder_for(args), judge=judge, user_model=args.user_model,
     )  # fmt: skip
 
 

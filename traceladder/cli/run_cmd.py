@@ -275,7 +275,8 @@ def handle(args: argparse.Namespace) -> int:
         options = RunOptions(
             case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=args.repeat or 1,
             concurrency=args.concurrency, resume=args.resume, cases_path=args.cases, suite=suite,
-            sim_delay_s=args.sim_delay, stop_after_errors=args.stop_after_errors,
+            sim_delay_s=args.sim_delay, stop_after_errors=args.stop_after_errors, user_model=args.user_model,
+            user_base_url=args.base_url,
         )  # fmt: skip
         progress = RunProgress(
             store, domain=domain.name, cases_path=args.cases, ladder=ladder, evaluated=not args.no_report,
@@ -331,7 +332,7 @@ def prepare(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
     options = RunOptions(
         case_ids=tuple(args.case), dimensions=tuple(args.dimension), repeat=1,
         concurrency=args.concurrency, cases_path=args.cases, suite=suite, sim_delay_s=args.sim_delay,
-        stop_after_errors=args.stop_after_errors,
+        stop_after_errors=args.stop_after_errors, user_model=args.user_model, user_base_url=args.base_url,
     )  # fmt: skip
 
     def execute(i: int) -> str:

@@ -23,6 +23,7 @@ from traceladder.cases.model import Case
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.conversations import judge_conversations
+from traceladder.evaluation.goals import Goals
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
 from traceladder.evaluation.pool import Batch, SettlePool, paused_gc
 from traceladder.evaluators.ladder import Ladder
@@ -110,6 +111,7 @@ def evaluate_store(
             ctx = replace(ctx, judge_configured=True, judge_tag=tag)
         run = _Pass(store, ids, run_id, live, keep_units=judge is not None, after=after)
         run.conversation_idle_since = conversation_idle_since
+        run.goals = Goals(ctx)
         with paused_gc(), SettlePool(ctx, workers=workers) as pool:
             # Each batch is written, in a transaction of its own, while the next one is read and
             # (on workers) judged: memory holds about two batches, whatever the size of the store
@@ -148,6 +150,7 @@ class _Pass:
         self.verdicts: Counter[str] = Counter()
         self.phase: PhaseResult | None = None
         self.conversation_idle_since: datetime | None = None
+        self.goals: Goals | None = None  # the goal cases of the suites judged against
 
     def read(self) -> Iterator[tuple[Batch, bool]]:
         """The sampled units a batch at a time, each with its calls and captured tool
@@ -185,7 +188,7 @@ class _Pass:
         # judged again with the second, whole each time: its rows are replaced, never added twice.
         for start in range(0, len(self.ids), BATCH_TRACES):
             batch = self.ids.slice(start, BATCH_TRACES).to_pylist()
-            judge_conversations(conn, batch, self.live.policies, self.conversation_idle_since)
+            judge_conversations(conn, batch, self.live.policies, self.conversation_idle_since, self.goals)
         sampling = self.live.sampling
         if not sampling.everything:  # so rates computed later know what a trace stands for
             record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)

@@ -194,9 +194,13 @@ def verdicts(store: Store, run_id: str) -> dict[tuple[str, int], tuple[str, str 
 
 
 # Each judged trace of a run, with — for a turn of a multi-turn case — its turn, its
-# conversation's verdict and the turn that decided it.
+# conversation's verdict and the turn that decided it; a turn's failure class, else the class of
+# the conversation finding raised at it (a goal case's GOAL_NOT_MET, an UNCONFIRMED_ACTION).
 _CASE_VERDICTS = """
-SELECT r.case_id, r.repeat_index, r.verdict, r.failure_class, ct.turn, cv.verdict, cv.deciding_turn
+SELECT r.case_id, r.repeat_index, r.verdict,
+       coalesce(r.failure_class, (SELECT min(f.finding_class) FROM conversation_findings f
+                                  WHERE f.conversation_id = c.conversation_id AND f.turn = cv.deciding_turn)),
+       ct.turn, cv.verdict, cv.deciding_turn
 FROM trace_results r
 LEFT JOIN case_turns ct ON ct.trace_id = r.trace_id
 LEFT JOIN conversations c ON c.trace_id = ct.trace_id
