@@ -7,7 +7,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from traceladder.app.plugins import PluginsRequest, list_plugins
+from traceladder.workflows.plugins import PluginsRequest, list_plugins
 from traceladder.errors import ExitCode
 from traceladder.text import printable
 

@@ -247,7 +247,7 @@ def _suite(domain: Domain, cases: Path | None) -> ValidSuite:
 
 def _agent_run(args: argparse.Namespace) -> bool:
     """Whether the run `--resume` names is a run of an agent under test."""
-    from traceladder.app.agent_run import recorded_agent_model
+    from traceladder.workflows.agent_run import recorded_agent_model
 
     with open_store(db_path(args)) as store:
         return recorded_agent_model(store, args.resume) is not None
