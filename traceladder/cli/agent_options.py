@@ -90,8 +90,8 @@ def prepare_agent_runs(store: Store, args: argparse.Namespace) -> Callable[[int]
     agent under test, as `run --agent` with the same flags would, and returns its id. A run
     that did not complete, or in which every case was an AGENT_ERROR, is a `UserError`: no
     baseline rests on it."""
-    from traceladder.workflows.agent_run import run_agent
     from traceladder.cli.progress import RunProgress
+    from traceladder.workflows.agent_run import run_agent
 
     request = agent_request(args)  # resolved once: a bad flag fails before any run
     ladder = ladder_for(args)
@@ -123,8 +123,8 @@ def prepare_agent_runs(store: Store, args: argparse.Namespace) -> Callable[[int]
 
 def handle_agent(args: argparse.Namespace) -> int:
     """`run` with an agent under test (or `run --resume` of such a run)."""
-    from traceladder.workflows.agent_run import run_agent
     from traceladder.cli.progress import RunProgress
+    from traceladder.workflows.agent_run import run_agent
 
     request = agent_request(args)
     ladder, judge = ladder_for(args), request.judge
