@@ -70,10 +70,14 @@ class RunProgress:
         self.verdicts: CodeRungVerdicts | None = None
         self.started_at = clock()
 
-    def start(self, run_id: str) -> None:
-        """The run is recorded and its first case about to start: the clock of the estimate."""
+    def start(self, run_id: str, verdicts: CodeRungVerdicts | None = None) -> None:
+        """The run is recorded and its first case about to start: the clock of the estimate.
+        `verdicts`: the run's own settlement of each case (`workflows.run`, which reuses it in
+        the evaluation after the run); else, with an evaluation to follow, one of its own."""
         self.started_at = self.clock()
-        if self.evaluated:
+        if verdicts is not None:
+            self.verdicts = verdicts
+        elif self.evaluated:
             self.verdicts = CodeRungVerdicts(
                 self.store,
                 run_id,
@@ -132,11 +136,11 @@ class _Shown:
     def __init__(self, progress: RunProgress, prepared: PreparedRun, tick: Callable[[CaseEnd], None]) -> None:
         self.progress, self.prepared, self.tick = progress, prepared, tick
 
-    def start(self, run_id: str) -> None:
+    def start(self, run_id: str, verdicts: CodeRungVerdicts | None) -> None:
         from traceladder.agent.client import announce_default
 
         announce_default(self.prepared.choice)
-        self.progress.start(run_id)
+        self.progress.start(run_id, verdicts)
 
     def __call__(self, end: CaseEnd) -> None:
         self.tick(end)

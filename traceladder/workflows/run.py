@@ -11,7 +11,7 @@ The caller sees the run go through `progress_for(prepared)`, a context manager g
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,11 +27,13 @@ from traceladder.domain.base import Domain
 from traceladder.domain.registry import DEFAULT_DOMAIN, load_domain, with_system_prompt
 from traceladder.errors import UserError
 from traceladder.evaluation import evaluate_store
+from traceladder.evaluation.code_rungs import CodeRungVerdicts
 from traceladder.evaluation.evaluate import EvaluationSummary
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.choice import JudgeRequest, resolve_judge
 from traceladder.judge.phase import JudgeOptions
 from traceladder.storage.db import Store
+from traceladder.storage.results import ResultTables
 from traceladder.storage.runs import commonest_error
 from traceladder.workflows.report_files import load_report, save_json_report
 
@@ -109,7 +111,9 @@ class RunResult:
 class Progress(Protocol):
     """How the caller follows a run: `start` once it is recorded, then a call per finished case."""
 
-    def start(self, run_id: str) -> None: ...
+    def start(self, run_id: str, verdicts: CodeRungVerdicts | None) -> None:
+        """The run is recorded; `verdicts` settles a finished case's trace by the code rungs (the
+        same settlement the evaluation after the run then reuses), None when none follows."""
 
     def __call__(self, end: CaseEnd) -> None: ...
 
@@ -149,11 +153,11 @@ def run(store: Store, request: RunRequest, *, progress_for: ProgressFor = _no_pr
     """Run (or resume) the suite the request names, then, unless `request.evaluate` is False,
     evaluate it and save its JSON report beside the store."""
     prepared = prepare_run(store, request)
-    summary = _drive(store, prepared, prepared.config, progress_for)
+    summary, settled = _drive(store, prepared, prepared.config, progress_for)
     result = RunResult(summary, nothing_measured=_nothing_measured(store, prepared, summary))
     if not prepared.evaluate:
         return result
-    evaluation = _evaluate(store, prepared, summary.run_id)
+    evaluation = _evaluate(store, prepared, summary.run_id, settled)
     report = load_report(store, summary.run_id)
     return replace(
         result, evaluation=evaluation, report=report, report_path=save_json_report(report, store.path)
@@ -167,7 +171,7 @@ def baseline_run(store: Store, prepared: PreparedRun, i: int, *, progress_for: P
     config = prepared.config
     if config.sim_seed is not None:
         config = replace(config, sim_seed=config.sim_seed + i)
-    summary = _drive(store, prepared, config, progress_for)
+    summary, settled = _drive(store, prepared, config, progress_for)
     if summary.status != "complete":
         raise UserError(
             f"run {summary.run_id} ended {summary.status}; a baseline needs complete runs — finish it "
@@ -176,21 +180,42 @@ def baseline_run(store: Store, prepared: PreparedRun, i: int, *, progress_for: P
     nothing = _nothing_measured(store, prepared, summary)
     if nothing:
         raise UserError(nothing)
-    return RunResult(summary, evaluation=_evaluate(store, prepared, summary.run_id))
+    return RunResult(summary, evaluation=_evaluate(store, prepared, summary.run_id, settled))
 
 
-def _drive(store: Store, prepared: PreparedRun, config: AgentConfig, progress_for: ProgressFor) -> RunSummary:
+def _drive(
+    store: Store, prepared: PreparedRun, config: AgentConfig, progress_for: ProgressFor
+) -> tuple[RunSummary, Mapping[str, ResultTables]]:
+    """Run the prepared suite; with an evaluation to follow, each finished case is settled by
+    the code rungs once, for the progress line, and those tables returned for the evaluation."""
+    shared: list[CodeRungVerdicts] = []
     with progress_for(prepared) as progress:
-        return run_suite(
+
+        def started(run_id: str) -> None:
+            verdicts = None
+            if prepared.evaluate:
+                tag = prepared.judge.tag if prepared.judge is not None else None
+                verdicts = CodeRungVerdicts(
+                    store, run_id, domain=prepared.domain.name, cases_path=prepared.cases_path,
+                    cases=prepared.suite.cases, ladder=prepared.ladder, judge_tag=tag,
+                )  # fmt: skip
+                shared.append(verdicts)
+            if progress is not None:
+                progress.start(run_id, verdicts)
+
+        summary = run_suite(
             store, prepared.choice, config, prepared.options, domain=prepared.domain,
-            progress=progress, on_start=progress.start if progress is not None else None,
+            progress=progress, on_start=started,
         )  # fmt: skip
+    return summary, (shared[0].settled if shared else {})
 
 
-def _evaluate(store: Store, prepared: PreparedRun, run_id: str) -> EvaluationSummary:
+def _evaluate(
+    store: Store, prepared: PreparedRun, run_id: str, settled: Mapping[str, ResultTables]
+) -> EvaluationSummary:
     return evaluate_store(
         store, run_id=run_id, domain=prepared.domain.name, cases_path=prepared.cases_path,
-        cases=prepared.suite.cases, ladder=prepared.ladder, judge=prepared.judge,
+        cases=prepared.suite.cases, ladder=prepared.ladder, judge=prepared.judge, settled=settled,
     )  # fmt: skip
 
 
