@@ -108,3 +108,19 @@ def test_the_run_workflow_takes_a_typed_request(tmp_path):
         bare = run(store, RunRequest(model="sim:oracle", case_ids=CASES[:1], evaluate=False))
         assert bare.evaluation is None and bare.report is None and bare.report_path is None
         assert bare.summary.status == "complete"
+
+
+def test_the_evaluate_workflow_takes_a_typed_request(tmp_path):
+    from traceladder.judge.choice import JudgeRequest
+    from traceladder.workflows.evaluate import EvaluateRequest, evaluate
+
+    db = tmp_path / "store.duckdb"
+    with open_store(db) as store:
+        first = run(store, RunRequest(model="sim:oracle", case_ids=CASES[:2], evaluate=False))
+    run_id = first.summary.run_id
+    result = evaluate(db, EvaluateRequest(run_id=run_id, judge=JudgeRequest(off=True)))
+    assert result.summary.units == 2 and result.summary.runs == (run_id,)
+    assert result.summary.judge is None and result.source is None and result.warnings == ()
+    # the same traces through the sharded path, the store itself as the source
+    sharded = evaluate(db, EvaluateRequest(run_id=run_id, shards=2, judge=JudgeRequest(off=True)))
+    assert sharded.shards == 2 and sharded.spans and sharded.summary.verdicts == result.summary.verdicts

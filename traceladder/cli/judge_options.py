@@ -3,7 +3,7 @@
 Which judge: `--judge-model`, else `TRACELADDER_JUDGE_MODEL`, else `sim:judge` when every run
 judged used a simulated model (the simulator's traces get the simulated judge, so `make eval`
 exercises rung 5 with no key), else none — rung 5 is then `not_evaluated`, said so. Which model a
-run used is read from its spans (`simulated_runs`), so the store and any copy of its spans (a
+run used is read from its spans (`judge.choice.simulated_runs`), so the store and any copy of its spans (a
 Parquet export, ClickHouse) get the same judge and the same verdicts.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from traceladder.evaluation.evaluate import EvaluationSummary
@@ -103,13 +103,6 @@ def judge_options(
 ) -> JudgeOptions | None:
     """The judge these arguments ask for; `simulated`: every trace judged is a simulated-model run's."""
     return resolve_judge(judge_request(args), simulated=simulated, env=env)
-
-
-def simulated_runs(run_models: Iterable[tuple[str, str | None]]) -> bool:
-    """Whether the runs judged all used a simulated model: `run_models` is (run id, model) as the
-    spans record them (`storage.readers.read_run_models`, `SpanSource.run_models`); no run, no."""
-    models = [model for _, model in run_models]
-    return bool(models) and all(model is not None and model.startswith("sim:") for model in models)
 
 
 def say_judged(summary: EvaluationSummary) -> None:

@@ -8,7 +8,7 @@ request from its flags (`cli/judge_options.py`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,3 +65,10 @@ def resolve_judge(
         request.cache,
         request.concurrency,
     )
+
+
+def simulated_runs(run_models: Iterable[tuple[str, str | None]]) -> bool:
+    """Whether the runs judged all used a simulated model: `run_models` is (run id, model) as the
+    spans record them (`storage.readers.read_run_models`, `SpanSource.run_models`); no run, no."""
+    models = [model for _, model in run_models]
+    return bool(models) and all(model is not None and model.startswith("sim:") for model in models)
