@@ -39,6 +39,16 @@ class CodeVerdict:
     settled_by: str | None
 
 
+_MERGE_EVERY = 256
+
+
+def _merged(parts: Sequence[ResultTables]) -> ResultTables:
+    both = ResultTables.concat(parts)
+    return ResultTables(
+        both.traces.combine_chunks(), both.rungs.combine_chunks(), both.findings.combine_chunks()
+    )
+
+
 class CodeRungVerdicts:
     """Judge single traces of one run by the code rungs (and installed plug-in rungs in `ladder`).
 
@@ -55,7 +65,9 @@ class CodeRungVerdicts:
         )  # fmt: skip
         self.judge_tag = judge_tag
         self._ctx: Context | None = None
-        self.settled: dict[str, ResultTables] = {}  # trace id → its tables, for the evaluation
+        # what it settled, for the evaluation: one trace's tables each, merged every so often
+        # (thousands of one-row Arrow tables would cost far more memory than their rows)
+        self._parts: list[ResultTables] = []
 
     def of(self, trace_id: str) -> CodeVerdict | None:
         units = read_units(self.store, self.run_id, [trace_id])
@@ -69,7 +81,17 @@ class CodeRungVerdicts:
                 ctx = replace(ctx, judge_configured=True, judge_tag=self.judge_tag)
             self._ctx = ctx
         settled = settle_batch(units, read_call_table(self.store, [trace_id]), self._ctx)
-        self.settled[trace_id] = settled
+        self._parts.append(settled)
+        if len(self._parts) >= _MERGE_EVERY:
+            self._parts = [_merged(self._parts)]
         tables = settled.traces
         row = tables.select(["verdict", "failure_class", "settled_at", "settled_by"]).to_pylist()[0]
         return CodeVerdict(row["verdict"], row["failure_class"], row["settled_at"], row["settled_by"])
+
+    def settled(self) -> ResultTables | None:
+        """The tables of every trace settled so far (None: none), for `evaluate_store(settled=…)`."""
+        if not self._parts:
+            return None
+        merged = _merged(self._parts)
+        self._parts = [merged]
+        return merged

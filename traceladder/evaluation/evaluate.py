@@ -78,7 +78,7 @@ def evaluate_store(
     judge: JudgeOptions | None = None,
     judge_tag: str | None = None,
     conversation_idle_since: datetime | None = None,
-    settled: Mapping[str, ResultTables] | None = None,
+    settled: ResultTables | None = None,
 ) -> EvaluationSummary:
     """Judge every trace of the store (or of one run, or exactly `trace_ids`) and replace their
     stored results.
@@ -142,11 +142,14 @@ class _Pass:
         *,
         keep_units: bool,
         after: Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None] | None,
-        settled: Mapping[str, ResultTables] | None = None,
+        settled: ResultTables | None = None,
     ) -> None:
         self.store, self.ids, self.run_id, self.live, self.after = store, ids, run_id, live, after
-        self.settled = settled or {}
-        self.reused: list[ResultTables] = []  # the tables of `settled` this evaluation's units had
+        self.settled = settled
+        self.settled_ids = (
+            set(settled.traces.column("trace_id").to_pylist()) if settled is not None else set()
+        )
+        self.reused: list[str] = []  # the traces of `settled` this evaluation's units are
         self.keep_units = keep_units
         self.units: list[UnitRow] = []  # with a judge: every unit, for its survivors
         self.count = 0
@@ -169,11 +172,13 @@ class _Pass:
             self.runs.update(u.run_id for u in units if u.run_id)
             if self.keep_units:
                 self.units.extend(units)
-            if self.settled:
+            if self.settled_ids:
                 # Only a case's trace: one with no case is judged against the tool definitions it
                 # captured, which the progress line's context does not read.
-                reuse = {u.trace_id for u in units if u.case_id is not None and u.trace_id in self.settled}
-                self.reused += [self.settled[trace_id] for trace_id in sorted(reuse)]
+                reuse = {
+                    u.trace_id for u in units if u.case_id is not None and u.trace_id in self.settled_ids
+                }
+                self.reused += sorted(reuse)
                 units = [u for u in units if u.trace_id not in reuse]
                 if not units:
                     continue
@@ -186,14 +191,14 @@ class _Pass:
     def with_reused(self, stream: Iterable[tuple[ResultTables, bool]]) -> Iterator[tuple[ResultTables, bool]]:
         """`stream`, then the reused tables (read while it ran), in batches of `BATCH_TRACES`; the
         last of them is the last batch."""
-        if not self.settled:
+        if self.settled is None:
             yield from stream
             return
         for tables, _ in stream:
             yield tables, False
         for start in range(0, len(self.reused), BATCH_TRACES):
-            part = self.reused[start : start + BATCH_TRACES]
-            yield ResultTables.concat(part), start + BATCH_TRACES >= len(self.reused)
+            part = pa.array(self.reused[start : start + BATCH_TRACES], pa.string())
+            yield self.settled.only(part), start + BATCH_TRACES >= len(self.reused)
 
     def summary(self) -> EvaluationSummary:
         return EvaluationSummary(self.count, tuple(sorted(self.runs)), dict(self.verdicts), self.phase)

@@ -11,7 +11,7 @@ The caller sees the run go through `progress_for(prepared)`, a context manager g
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -185,7 +185,7 @@ def baseline_run(store: Store, prepared: PreparedRun, i: int, *, progress_for: P
 
 def _drive(
     store: Store, prepared: PreparedRun, config: AgentConfig, progress_for: ProgressFor
-) -> tuple[RunSummary, Mapping[str, ResultTables]]:
+) -> tuple[RunSummary, ResultTables | None]:
     """Run the prepared suite; with an evaluation to follow, each finished case is settled by
     the code rungs once, for the progress line, and those tables returned for the evaluation."""
     shared: list[CodeRungVerdicts] = []
@@ -207,11 +207,11 @@ def _drive(
             store, prepared.choice, config, prepared.options, domain=prepared.domain,
             progress=progress, on_start=started,
         )  # fmt: skip
-    return summary, (shared[0].settled if shared else {})
+    return summary, (shared[0].settled() if shared else None)
 
 
 def _evaluate(
-    store: Store, prepared: PreparedRun, run_id: str, settled: Mapping[str, ResultTables]
+    store: Store, prepared: PreparedRun, run_id: str, settled: ResultTables | None
 ) -> EvaluationSummary:
     return evaluate_store(
         store, run_id=run_id, domain=prepared.domain.name, cases_path=prepared.cases_path,
