@@ -40,6 +40,7 @@ from traceladder.storage.exporter import DuckDBSpanExporter
 from traceladder.storage.runs import (
     NewRun,
     PlayedTurn,
+    case_run_statuses,
     create_run,
     mark_finished,
     mark_running,
@@ -252,12 +253,7 @@ def drive_cases(
     ACTIVE_RUNS.add(run_id)
     if on_start:
         on_start(run_id)
-    statuses = {
-        (r[0], r[1]): r[2]
-        for r in store.fetchall(
-            "SELECT case_id, repeat_index, agent_status FROM case_runs WHERE run_id = ?", [run_id]
-        )
-    }
+    statuses = case_run_statuses(store, run_id)
     done = set(statuses)
     total = len(drive.selected) * drive.repeat
     jobs: Iterator[tuple[Case, int]] = (

@@ -1,6 +1,6 @@
 """The `runs` table: the suite runner's writes (a run started, resumed, finished) and the reads of
 runs and their verdicts for the workflows (consistency, baselines, the gate). The only module that
-holds SQL on `runs`."""
+holds SQL on `runs` and `case_runs`."""
 
 from __future__ import annotations
 
@@ -121,6 +121,26 @@ def record_case_run(store: Store, row: Sequence[Any], turns: Sequence[PlayedTurn
         conn.execute(
             "INSERT OR REPLACE INTO case_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row
         )
+
+
+def case_run_statuses(store: Store, run_id: str) -> dict[tuple[str, int], str]:
+    """(case id, repeat index) → agent status of every case run a run has recorded: what a resumed
+    run does not run again."""
+    rows = store.fetchall(
+        "SELECT case_id, repeat_index, agent_status FROM case_runs WHERE run_id = ?", [run_id]
+    )
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def commonest_error(store: Store, run_id: str) -> tuple[str | None, int] | None:
+    """The error type most of a run's case runs ended with and how many did (ties: the first by
+    name), or None when none recorded an error."""
+    rows = store.fetchall(
+        "SELECT error_type, count(*) AS n FROM case_runs WHERE run_id = ?"
+        " GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1",
+        [run_id],
+    )
+    return (rows[0][0], rows[0][1]) if rows else None
 
 
 def mark_running(store: Store, run_id: str) -> None:
