@@ -15,6 +15,8 @@ recognisably incomplete.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +32,24 @@ from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA
 
 MANIFEST = "_traceladder.json"
 LAYOUT = "traceladder.spans/1"
-# DuckDB's share while exporting: the COPY streams spans, so the store's size does not matter
-EXPORT_MEMORY = "256MB"
+# DuckDB's share while exporting, on one thread. The COPY streams spans, but a partitioned write
+# buffers rows before it writes them: by default a thread keeps 524,288 rows before handing them on
+# and each partition fills a row group of 122,880 rows, so the export held most of a 1M-span store
+# (decision 481: 214 MB at 100k spans, 410 at 1M; under 96 MB it failed at 1M). Rows are now handed
+# on, and written, in row groups sized so that one per partition (a shard's) fits `_BUFFER_BYTES`
+# at the store's average span width: the buffers no longer grow with the store, and wide agent
+# spans get smaller row groups instead of a larger share. (DuckDB's `ROW_GROUP_SIZE_BYTES` is not
+# honoured by a partitioned write, measured.)
+EXPORT_MEMORY = "64MB"
+_BUFFER_BYTES = 24 * 2**20
+_ROW_GROUP_ROWS = (256, 16_384)  # at least, at most
+# A span's width: its text columns and ~120 bytes of ids, times and codes, from ~1% of the
+# store's vectors (sampled by vector: the whole attributes column is not decompressed for it).
+_WIDTH = """
+SELECT avg(strlen(attributes::VARCHAR) + strlen(events::VARCHAR) + strlen(resource::VARCHAR)
+           + strlen(name) + 120)
+FROM spans USING SAMPLE 1 PERCENT (system)
+"""
 
 
 def _quote(text: str) -> str:
@@ -50,18 +68,39 @@ def export_parquet(store: Store, out: Path, shards: int) -> dict[str, Any]:
     # window holds every span (attributes and all) in memory at once; the join streams them.
     day = "strftime(make_timestamp(min(start_ns) // 1000), '%Y-%m-%d')"
     days = f"(SELECT trace_id, {day} AS date FROM spans GROUP BY trace_id) d"
-    with store.memory_limit(EXPORT_MEMORY), store.lock:
+    with store.memory_limit(EXPORT_MEMORY, threads=1), store.lock:
         spans = store.conn.execute("SELECT count(*), count(DISTINCT trace_id) FROM spans").fetchone()
         assert spans is not None
         if spans[0]:
-            store.conn.execute(
-                f"COPY (SELECT {cols}, d.date, {shard} AS shard FROM spans JOIN {days} USING (trace_id)) "
-                f"TO {_quote(str(out))} (FORMAT parquet, PARTITION_BY (date, shard), "
-                "FILENAME_PATTERN 'part-{uuid}', COMPRESSION zstd)"
-            )
+            rows = _row_group_rows(store.conn, shards)
+            with _handed_on_every(store.conn, rows):
+                store.conn.execute(
+                    f"COPY (SELECT {cols}, d.date, {shard} AS shard FROM spans JOIN {days} USING (trace_id)) "
+                    f"TO {_quote(str(out))} (FORMAT parquet, PARTITION_BY (date, shard), "
+                    f"FILENAME_PATTERN 'part-{{uuid}}', COMPRESSION zstd, ROW_GROUP_SIZE {rows})"
+                )
     manifest = {"layout": LAYOUT, "shards": shards, "spans": spans[0], "traces": spans[1]}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def _row_group_rows(conn: duckdb.DuckDBPyConnection, shards: int) -> int:
+    """Rows per row group: a row group of each shard's partition within `_BUFFER_BYTES`."""
+    width = conn.execute(_WIDTH).fetchall()[0][0] or 1024  # a tiny store: no vector sampled
+    low, high = _ROW_GROUP_ROWS
+    return int(max(low, min(high, _BUFFER_BYTES // (shards * width))))
+
+
+@contextmanager
+def _handed_on_every(conn: duckdb.DuckDBPyConnection, rows: int) -> Iterator[None]:
+    """A partitioned COPY hands its thread's rows to the partitions every `rows` meanwhile (not
+    every 524,288), then the setting is restored."""
+    before = conn.execute("SELECT current_setting('partitioned_write_flush_threshold')").fetchall()[0][0]
+    conn.execute(f"SET partitioned_write_flush_threshold = {int(rows)}")
+    try:
+        yield
+    finally:
+        conn.execute(f"SET partitioned_write_flush_threshold = {int(before)}")
 
 
 @dataclass(frozen=True)
