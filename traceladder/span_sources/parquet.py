@@ -36,7 +36,7 @@ LAYOUT = "traceladder.spans/1"
 # buffers rows before it writes them: by default a thread keeps 524,288 rows before handing them on
 # and each partition fills a row group of 122,880 rows, so the export held most of a 1M-span store
 # (decision 481: 214 MB at 100k spans, 410 at 1M; under 96 MB it failed at 1M). Rows are now handed
-# on, and written, in row groups sized so that one per partition (a shard's) fits `_BUFFER_BYTES`
+# on, and written, in row groups sized so that one per open partition (a day's shard) fits `_BUFFER_BYTES`
 # at the store's average span width: the buffers no longer grow with the store, and wide agent
 # spans get smaller row groups instead of a larger share. (DuckDB's `ROW_GROUP_SIZE_BYTES` is not
 # honoured by a partitioned write, measured.)
@@ -85,10 +85,14 @@ def export_parquet(store: Store, out: Path, shards: int) -> dict[str, Any]:
 
 
 def _row_group_rows(conn: duckdb.DuckDBPyConnection, shards: int) -> int:
-    """Rows per row group: a row group of each shard's partition within `_BUFFER_BYTES`."""
+    """Rows per row group: a row group of every partition open at once within `_BUFFER_BYTES`
+    (a partition is a day's shard; DuckDB keeps at most `partitioned_write_max_open_files`)."""
     width = conn.execute(_WIDTH).fetchall()[0][0] or 1024  # a tiny store: no vector sampled
+    days = conn.execute("SELECT count(DISTINCT start_ns // 86_400_000_000_000) FROM spans").fetchall()[0][0]
+    most = int(conn.execute("SELECT current_setting('partitioned_write_max_open_files')").fetchall()[0][0])
+    partitions = max(1, min(most, shards * max(1, days)))
     low, high = _ROW_GROUP_ROWS
-    return int(max(low, min(high, _BUFFER_BYTES // (shards * width))))
+    return int(max(low, min(high, _BUFFER_BYTES // (partitions * width))))
 
 
 @contextmanager
