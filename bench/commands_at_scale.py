@@ -28,55 +28,13 @@ from measures import add_options, measure, reporting  # bench/measures.py
 ROOT = Path(__file__).resolve().parents[1]
 SPANS_PER_TRACE = 4.5  # the bulk template's root + ~3.5 tool calls, measured when built
 
-BUILD = '''
-import subprocess, sys
+BUILD = """
+import sys
 sys.path.insert(0, sys.argv[3])
 from pathlib import Path
-from bulk_store import bulk_store
-from traceladder.storage import Store
-db = Path(sys.argv[1])
-bulk_store(db, int(sys.argv[2]))
-with Store(db) as store, store.transaction() as conn:
-    # one execute_tool span per stored call, under its trace's root
-    conn.execute("""
-        INSERT INTO spans (trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, status_code,
-                           attributes, events, resource, source, operation)
-        SELECT c.trace_id, c.span_id, s.span_id, 'execute_tool ' || c.tool_name, 'INTERNAL', s.start_ns,
-               s.end_ns, 'UNSET',
-               json_object('gen_ai.operation.name', 'execute_tool', 'gen_ai.tool.name', c.tool_name,
-                           'gen_ai.tool.call.arguments', c.arguments_raw)::VARCHAR,
-               '[]', '{}', 'bulk', 'execute_tool'
-        FROM tool_calls c JOIN spans s USING (trace_id)
-    """)
-    # every other trace belongs to a second run of the same suite, for `compare`
-    conn.execute("""
-        UPDATE spans SET attributes = replace(attributes, '"bulk"', '"bulk-b"')
-        WHERE operation = 'invoke_agent' AND hash(trace_id) % 2 = 1
-    """)
-done = subprocess.run([sys.executable, "-m", "traceladder", "evaluate", "--db", sys.argv[1], "--no-judge"],
-                      capture_output=True, text=True)
-if done.returncode:
-    sys.exit(done.stderr)
-# the two runs recorded as finished runs of the retail suite (after evaluate: a recorded run's
-# traces are its case runs', and these have none), each trace a repeat of its case
-with Store(db) as store, store.transaction() as conn:
-    conn.execute("""
-        CREATE TEMP TABLE repeats AS SELECT trace_id, run_id, case_id, dimension,
-            row_number() OVER (PARTITION BY run_id, case_id ORDER BY trace_id) - 1 AS repeat_index
-        FROM trace_results
-    """)
-    conn.execute("UPDATE trace_results t SET repeat_index = r.repeat_index FROM repeats r "
-                 "WHERE t.trace_id = r.trace_id")
-    conn.execute("UPDATE findings t SET repeat_index = r.repeat_index FROM repeats r "
-                 "WHERE t.trace_id = r.trace_id")
-    conn.execute("INSERT INTO case_runs (run_id, case_id, repeat_index, trace_id, dimension, agent_status, "
-                 "finished_at) SELECT run_id, case_id, repeat_index, trace_id, dimension, 'ok', now() FROM repeats")
-    conn.execute("""
-        INSERT INTO runs (run_id, suite, domain, model, status, cases_total, started_at, finished_at)
-        SELECT run_id, 'retail_fc.jsonl', 'retail', 'sim:bulk', 'complete', count(*), now(), now()
-        FROM repeats GROUP BY run_id
-    """)
-'''
+from bulk_store import judged_runs_store
+judged_runs_store(Path(sys.argv[1]), int(sys.argv[2]))
+"""
 
 ANCHOR = """
 import sys, duckdb

@@ -78,3 +78,58 @@ def bulk_store(path: Path, traces: int, *, distinct: int = 500, seed: int = 7) -
         )
         conn.unregister("tmpl_roots")
         conn.unregister("tmpl_calls")
+
+
+def judged_runs_store(path: Path, traces: int, runs: tuple[str, ...] = ("bulk", "bulk-b")) -> None:
+    """`bulk_store`'s traces plus one `execute_tool` span per tool call (~4.5 spans a trace), split
+    by a hash of the trace id between `runs` (the first keeps the template's `bulk`), judged by
+    `traceladder evaluate --no-judge` and recorded as finished runs of the retail suite, each trace
+    a repeat of its case — so `gate`, `compare` and `report` have runs to read."""
+    import subprocess
+    import sys
+
+    bulk_store(path, traces)
+    with Store(path) as store, store.transaction() as conn:
+        # one execute_tool span per stored call, under its trace's root
+        conn.execute("""
+            INSERT INTO spans (trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns, status_code,
+                               attributes, events, resource, source, operation)
+            SELECT c.trace_id, c.span_id, s.span_id, 'execute_tool ' || c.tool_name, 'INTERNAL', s.start_ns,
+                   s.end_ns, 'UNSET',
+                   json_object('gen_ai.operation.name', 'execute_tool', 'gen_ai.tool.name', c.tool_name,
+                               'gen_ai.tool.call.arguments', c.arguments_raw)::VARCHAR,
+                   '[]', '{}', 'bulk', 'execute_tool'
+            FROM tool_calls c JOIN spans s USING (trace_id)
+        """)
+        for i, run in enumerate(runs[1:], 1):
+            conn.execute(
+                f"""UPDATE spans SET attributes = replace(attributes, '"bulk"', '"{run}"')
+                WHERE operation = 'invoke_agent' AND hash(trace_id) % {len(runs)} = {i}"""
+            )
+    done = subprocess.run(
+        [sys.executable, "-m", "traceladder", "evaluate", "--db", str(path), "--no-judge"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode:
+        raise RuntimeError(done.stderr)
+    # the runs recorded as finished runs of the retail suite (after evaluate: a recorded run's
+    # traces are its case runs', and these have none), each trace a repeat of its case
+    with Store(path) as store, store.transaction() as conn:
+        conn.execute("""
+            CREATE TEMP TABLE repeats AS SELECT trace_id, run_id, case_id, dimension,
+                row_number() OVER (PARTITION BY run_id, case_id ORDER BY trace_id) - 1 AS repeat_index
+            FROM trace_results
+        """)
+        for table in ("trace_results", "findings"):
+            conn.execute(
+                f"UPDATE {table} t SET repeat_index = r.repeat_index FROM repeats r WHERE t.trace_id = r.trace_id"
+            )
+        conn.execute(
+            "INSERT INTO case_runs (run_id, case_id, repeat_index, trace_id, dimension, agent_status, "
+            "finished_at) SELECT run_id, case_id, repeat_index, trace_id, dimension, 'ok', now() FROM repeats"
+        )
+        conn.execute("""
+            INSERT INTO runs (run_id, suite, domain, model, status, cases_total, started_at, finished_at)
+            SELECT run_id, 'retail_fc.jsonl', 'retail', 'sim:bulk', 'complete', count(*), now(), now()
+            FROM repeats GROUP BY run_id
+        """)

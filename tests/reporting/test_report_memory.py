@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from bulk_store import bulk_store
+from bulk_store import bulk_store, judged_runs_store
 from conftest import ROOT, cli
 from peak_rss import run_measuring_peak
 
@@ -39,6 +39,27 @@ def _store(root: Path, traces: int) -> Path:
         assert done.returncode == 0, done.stderr
         _STORES[traces] = db
     return _STORES[traces]
+
+
+def _two_runs(root: Path, traces: int) -> Path:
+    """A store of `traces` judged traces split between the finished runs `bulk` and `bulk-b`."""
+    db = root / f"two-runs-{traces}.duckdb"
+    if not db.exists():
+        judged_runs_store(db, traces)
+    return db
+
+
+def _command_peak_mb(db: Path, *argv: str, ok: tuple[int, ...] = (0,)) -> float:
+    """The peak RSS of `traceladder ARGV --db DB`, pinned to one core."""
+    err = db.with_suffix(".stderr")
+    with err.open("wb") as errors:
+        child = run_measuring_peak(
+            [sys.executable, "-m", "traceladder", *argv, "--db", str(db)],
+            peak_file=db.with_suffix(".peak"), one_core=True, cwd=ROOT,
+            stdout=subprocess.DEVNULL, stderr=errors,
+        )  # fmt: skip
+    assert child.returncode in ok, err.read_text()
+    return child.peak_mb
 
 
 def _peak_mb(db: Path, fmt: str) -> float:
@@ -77,6 +98,17 @@ def test_the_summary_does_not_grow_with_the_run(root, fmt):
     small, large = _peak_mb(_store(root, 20_000), fmt), _peak_mb(_store(root, 200_000), fmt)
     a_batch = _peak_mb(_store(root, BATCH_TRACES), "json") - _peak_mb(_store(root, 100), "json")
     print(f"{fmt} peak RSS MB: 20k {small}, 200k {large}; a batch of results {a_batch}")
+    assert a_batch > 0, a_batch
+    assert large - small < a_batch, (small, large, a_batch)
+
+
+def test_compare_does_not_grow_with_the_runs(root):
+    """`compare` joins the two runs' results by case in SQL and reads them a batch at a time
+    (decision 480): before, it held both runs' whole reports (~14 KB a trace)."""
+    small, large = (_command_peak_mb(_two_runs(root, n), "compare", "bulk", "bulk-b", ok=(0, 1))
+                    for n in (2_000, 20_000))  # fmt: skip
+    a_batch = _peak_mb(_store(root, BATCH_TRACES), "json") - _peak_mb(_store(root, 100), "json")
+    print(f"compare peak RSS MB: 2k {small}, 20k {large}; a batch of results {a_batch}")
     assert a_batch > 0, a_batch
     assert large - small < a_batch, (small, large, a_batch)
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path
+from traceladder.cli.report_cmd import REPORT_MEMORY
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.reporting.comparison_text import render_comparison
@@ -66,7 +67,9 @@ def _alpha(text: str) -> float:
 
 
 def handle(args: argparse.Namespace) -> int:
-    with open_store(db_path(args), read_only=True) as store:
+    # DuckDB's share as for a report: the results are joined by case and sorted under it, a batch
+    # at a time into Python (decision 480)
+    with open_store(db_path(args), read_only=True) as store, store.memory_limit(REPORT_MEMORY, threads=1):
         comparison = compare_runs(store, args.run_a, args.run_b, alpha=args.alpha)
     text = json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
     if args.output:

@@ -31,8 +31,15 @@ from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA
 
 MANIFEST = "_traceladder.json"
 LAYOUT = "traceladder.spans/1"
-# DuckDB's share while exporting: the COPY streams spans, so the store's size does not matter
-EXPORT_MEMORY = "256MB"
+# DuckDB's share while exporting, on one thread. The COPY streams spans, but a partitioned write
+# buffers rows before it writes them: by default a thread keeps 524,288 rows before handing them on
+# and each partition fills a row group of 122,880 rows, so the export held most of a 1M-span store
+# (decision 481: 214 MB at 100k spans, 410 at 1M; under 96 MB it failed at 1M). Rows are now handed
+# on, and written, in row groups sized so that one per open partition (a day's shard) fits a fixed
+# buffer at the store's average span width (`storage.span_copies`): the buffers no longer grow
+# with the store, and wide agent spans get smaller row groups instead of a larger share.
+# (DuckDB's `ROW_GROUP_SIZE_BYTES` is not honoured by a partitioned write, measured.)
+EXPORT_MEMORY = "64MB"
 
 
 def _quote(text: str) -> str:
@@ -45,7 +52,7 @@ def export_parquet(store: Store, out: Path, shards: int) -> dict[str, Any]:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out} already exists and is not an empty directory; pass a new --out")
     out.mkdir(parents=True, exist_ok=True)
-    spans, traces = copy_spans_to_parquet(store, out, duckdb_shard("trace_id", shards), EXPORT_MEMORY)
+    spans, traces = copy_spans_to_parquet(store, out, duckdb_shard("trace_id", shards), shards, EXPORT_MEMORY)
     manifest = {"layout": LAYOUT, "shards": shards, "spans": spans, "traces": traces}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

@@ -1,5 +1,6 @@
 """`compare` and the leaderboard as workflows: runs read from the store, checked to be runs of one
-suite, turned into their ReportV1s, handed to the pure builders in `reporting`.
+suite, turned into their ReportV1s (for `compare`: their heads, and the results joined by case a
+batch at a time, `storage.run_pairs`), handed to the pure builders in `reporting`.
 
 Comparable means *the same cases*: the `cases` input hash of every run is equal. The model,
 prompt, tool schemas and configuration may differ — comparing them is the point — and the
@@ -16,12 +17,13 @@ from typing import Any
 
 from traceladder.domain.registry import is_installed, load_domain
 from traceladder.errors import UserError
-from traceladder.reporting.comparison import SAME_SUITE_KEY, compare_sides
+from traceladder.reporting.comparison import SAME_SUITE_KEY, Pairing
 from traceladder.reporting.leaderboard import leaderboard
 from traceladder.reporting.repeatability import listed_twice
 from traceladder.storage.db import Store
+from traceladder.storage.run_pairs import case_trials, failure_details
 from traceladder.storage.runs import RunInfo, run_info, run_usage
-from traceladder.workflows.report_files import load_report
+from traceladder.workflows.report_files import load_report, open_report
 
 
 class NotComparable(UserError):
@@ -92,11 +94,18 @@ def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: flo
     check_same_suite([*infos_a, *infos_b])
     _check_group("A", infos_a)
     _check_group("B", infos_b)
-    side_a = [load_report(store, r) for r in a]
-    side_b = [load_report(store, r) for r in b]
-    comparison = compare_sides(
-        side_a, side_b, alpha=alpha, dimensions=_dimensions(infos_a[0].domain, side_a[0])
-    )
+    # The reports' heads (run block, summary: counted in SQL), then the results joined by case a
+    # batch at a time: memory holds counts and flips, never a side's results (decision 480).
+    heads_a = [open_report(store, r).head for r in a]
+    heads_b = [open_report(store, r).head for r in b]
+    pairing = Pairing()
+    for case_id, trials_a, trials_b in case_trials(store, a, b):
+        pairing.add(case_id, trials_a, trials_b)
+    comparison = pairing.comparison(
+        [h["run"] for h in heads_a], [h["run"] for h in heads_b], alpha=alpha,
+        dimensions=_dimensions(infos_a[0].domain, heads_a[0]),
+        details=lambda failing: failure_details(store, [t["trace_id"] for t in failing]),
+    )  # fmt: skip
     if not comparison["paired_cases"]:  # "0/0 … no significant difference" would be a verdict on nothing
         only = f"A ran {len(comparison['only_a'])}, B ran {len(comparison['only_b'])} other cases"
         raise UserError(
