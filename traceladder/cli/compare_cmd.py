@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path
-from traceladder.cli.report_cmd import REPORT_MEMORY
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.reporting.comparison_text import render_comparison
 from traceladder.storage.db import open_store
+from traceladder.storage.run_report import REPORT_MEMORY
 from traceladder.workflows.compare_runs import compare_runs, run_group
 
 DEFAULT_ALPHA = 0.05

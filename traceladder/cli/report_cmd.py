@@ -17,6 +17,7 @@ from traceladder.files import write_chunks, write_text
 from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.storage.db import Store, open_store
 from traceladder.storage.readers import latest_run
+from traceladder.storage.run_report import REPORT_MEMORY
 from traceladder.workflows.report_formats import (
     FORMATS,
     HTML,
@@ -28,7 +29,6 @@ from traceladder.workflows.report_formats import (
 )
 
 MAX_HOURS = 24 * 366 * 10
-REPORT_MEMORY = "64MB"  # DuckDB's share while a report is read (decision 241)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -28,6 +28,7 @@ from traceladder.storage.readers import RunRows, dict_rows, json_or_none, reques
 
 _T = TypeVar("_T")
 BATCH_TRACES = 1_000  # per-trace rows held at once by a streaming renderer
+REPORT_MEMORY = "64MB"  # DuckDB's share while a report (or a comparison) is read (decision 241)
 # Report order: by case and repeat, a multi-turn case's turns in the order played (`case_turns`).
 _ORDER = "s.case_id, s.repeat_index, ct.turn NULLS FIRST, s.trace_id"
 _WITH_TURN = "LEFT JOIN case_turns ct ON ct.trace_id = s.trace_id"
