@@ -8,8 +8,8 @@ runs it, the others wait on the same lock and then read the store it wrote:
   `pytest-N/popen-gwK`, and `pytest-N` is common to the session and to no other session (several
   test sessions run at once on a shared machine, so the per-user root `pytest-of-USER` is not);
 - `fcntl.flock` on a lock file serialises the build (released by the kernel if a worker dies);
-  `done.json` is written last, atomically, so a store without it is a build that failed and the
-  next worker reports that failure instead of reading half a store;
+  `done.json` is written last, atomically, so a build that started and has no `done.json` failed,
+  and the next worker reports that failure instead of reading half a store;
 - the tests only read the store (DuckDB admits any number of read-only processes); the fixture's
   teardown checks the file's SHA-256 is the one it was built with, so a test that wrote to the
   shared store fails the session instead of changing what the other tests see.
@@ -22,8 +22,9 @@ import hashlib
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,27 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def built_once(folder: Path, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run `build()` the first time any worker of the session asks for `folder`, under a lock;
+    every caller gets the JSON record it returned (written last, atomically, as `done.json`)."""
+    folder.mkdir(exist_ok=True)
+    done = folder / "done.json"
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not done.exists():
+                assert not (folder / "started").exists(), (
+                    f"an earlier build in {folder} failed; see its worker"
+                )
+                (folder / "started").touch()
+                staged = folder / "done.json.tmp"
+                staged.write_text(json.dumps(build()), encoding="utf-8")
+                staged.replace(done)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return json.loads(done.read_text(encoding="utf-8"))
+
+
 def shared_suite(
     tmp_path_factory: pytest.TempPathFactory, name: str, *args: str
 ) -> Iterator[tuple[Path, subprocess.CompletedProcess[str]]]:
@@ -47,31 +69,15 @@ def shared_suite(
     from conftest import cli
 
     folder = session_folder(tmp_path_factory) / f"shared-suite-{name}"
-    folder.mkdir(exist_ok=True)
-    db, done = folder / "store.duckdb", folder / "done.json"
-    with open(folder / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not done.exists():
-                assert not db.exists(), f"an earlier build of the {name} suite failed; see its worker"
-                result = cli("run", "--db", str(db), *args)
-                assert result.returncode == 0, result.stderr
-                staged = folder / "done.json.tmp"
-                staged.write_text(
-                    json.dumps(
-                        {
-                            "returncode": result.returncode,
-                            "stdout": result.stdout,
-                            "stderr": result.stderr,
-                            "sha256": _digest(db),
-                        }
-                    ),  # fmt: skip
-                    encoding="utf-8",
-                )
-                staged.replace(done)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    built = json.loads(done.read_text(encoding="utf-8"))
+    db = folder / "store.duckdb"
+
+    def build() -> dict[str, Any]:
+        result = cli("run", "--db", str(db), *args)
+        assert result.returncode == 0, result.stderr
+        return {"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr,
+                "sha256": _digest(db)}  # fmt: skip
+
+    built = built_once(folder, build)
     result = subprocess.CompletedProcess(
         ["traceladder", "run", "--db", str(db), *args], built["returncode"], built["stdout"], built["stderr"]
     )
