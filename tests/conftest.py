@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from forked_cli import run_cli  # noqa: E402  (tests/ is on sys.path, see above)
+from inprocess_cli import run_in_process
 from shared_suites import shared_suite
 
 from traceladder.domain.retail.domain import load_retail_domain
@@ -52,6 +53,14 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, 
     full_env = {**os.environ, **(env or {})}
     full_env.pop("OPENAI_API_KEY", None) if env is None or "OPENAI_API_KEY" not in env else None
     return run_cli(args, full_env, cwd or ROOT, timeout)
+
+
+def cli_in_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    """`cli()` for tests whose subject is not the command line: `main(argv)` in this process
+    (tests/inprocess_cli.py), same environment rule, same result type, ~0.05 s instead of a fork."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("OPENAI_API_KEY", None) if env is None or "OPENAI_API_KEY" not in env else None
+    return run_in_process(args, full_env, cwd or ROOT)
 
 
 def body(outcome):

@@ -5,7 +5,9 @@ framework (LangGraph with a checkpointer, the Agents SDK with a Session, pydanti
 `message_history`, Strands with one Agent, a plain `openai` loop) against the scripted model; its
 `expected.json` holds, per turn, the calls the model **sent** in that turn and the traces that turn
 wrote. `observe` ingests one fixture into a real store, evaluates it with `POLICY` and reads back
-what the store made of each turn — the tests and the docs' table both use it.
+what the store made of each turn — the tests and the docs' table both use it. The CLI is not the
+subject here, so its commands run in-process (tests/inprocess_cli.py); `ingest` and `evaluate` keep
+their real-CLI tests elsewhere (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import duckdb
 from shared_suites import built_once
 
-from tests.conftest import cli
+from tests.conftest import cli_in_process as cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "conversations"
 NAMES = sorted(str(p.parent.relative_to(FIXTURES)) for p in FIXTURES.glob("*/*/expected.json"))
