@@ -36,7 +36,8 @@ def session_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def _digest(path: Path) -> str:
+def digest(path: Path) -> str:
+    """The file's SHA-256: a shared store is checked unchanged at the end of the session."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -75,11 +76,11 @@ def shared_suite(
         result = cli("run", "--db", str(db), *args)
         assert result.returncode == 0, result.stderr
         return {"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr,
-                "sha256": _digest(db)}  # fmt: skip
+                "sha256": digest(db)}  # fmt: skip
 
     built = built_once(folder, build)
     result = subprocess.CompletedProcess(
         ["traceladder", "run", "--db", str(db), *args], built["returncode"], built["stdout"], built["stderr"]
     )
     yield db, result
-    assert _digest(db) == built["sha256"], f"a test wrote to the shared {name} suite's store {db}"
+    assert digest(db) == built["sha256"], f"a test wrote to the shared {name} suite's store {db}"
