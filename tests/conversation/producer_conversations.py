@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 from shared_suites import built_once
 
-from tests.conftest import cli_in_process as cli
+from tests.conftest import cli_in_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "conversations"
 NAMES = sorted(str(p.parent.relative_to(FIXTURES)) for p in FIXTURES.glob("*/*/expected.json"))
@@ -83,13 +83,13 @@ def _store(name: str, workdir: Path) -> Path:
     db = folder / "store.duckdb"
 
     def build() -> dict[str, Any]:
-        ingest = cli("ingest", "--db", str(db), str(FIXTURES / name / "collector-traces.jsonl"))
+        ingest = cli_in_process("ingest", "--db", str(db), str(FIXTURES / name / "collector-traces.jsonl"))
         assert ingest.returncode == 0, ingest.stderr
         policy = folder / "conversation-policy.toml"
         policy.write_text(POLICY, encoding="utf-8")
         tools = folder / "tools.json"
         tools.write_text(json.dumps(sent_tools(name)), encoding="utf-8")
-        result = cli("evaluate", "--db", str(db), "--policy", str(policy), "--tools", str(tools))
+        result = cli_in_process("evaluate", "--db", str(db), "--policy", str(policy), "--tools", str(tools))
         assert result.returncode == 0, result.stderr
         return {}
 
