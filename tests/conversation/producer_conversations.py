@@ -5,7 +5,9 @@ framework (LangGraph with a checkpointer, the Agents SDK with a Session, pydanti
 `message_history`, Strands with one Agent, a plain `openai` loop) against the scripted model; its
 `expected.json` holds, per turn, the calls the model **sent** in that turn and the traces that turn
 wrote. `observe` ingests one fixture into a real store, evaluates it with `POLICY` and reads back
-what the store made of each turn — the tests and the docs' table both use it.
+what the store made of each turn — the tests and the docs' table both use it. The CLI is not the
+subject here, so its commands run in-process (tests/inprocess_cli.py); `ingest` and `evaluate` keep
+their real-CLI tests elsewhere (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from shared_suites import built_once
 
-from tests.conftest import cli
+from tests.conftest import cli_in_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "conversations"
 NAMES = sorted(str(p.parent.relative_to(FIXTURES)) for p in FIXTURES.glob("*/*/expected.json"))
@@ -73,17 +76,31 @@ class Observed:
     conversation_findings: list[dict[str, Any]]
 
 
+def _store(name: str, workdir: Path) -> Path:
+    """The fixture ingested and evaluated into a store of its own, once per test session: `workdir`
+    is shared by the session's workers (tests/shared_suites.py), and the first to ask builds it."""
+    folder = workdir / name.replace("/", "_")
+    db = folder / "store.duckdb"
+
+    def build() -> dict[str, Any]:
+        ingest = cli_in_process("ingest", "--db", str(db), str(FIXTURES / name / "collector-traces.jsonl"))
+        assert ingest.returncode == 0, ingest.stderr
+        policy = folder / "conversation-policy.toml"
+        policy.write_text(POLICY, encoding="utf-8")
+        tools = folder / "tools.json"
+        tools.write_text(json.dumps(sent_tools(name)), encoding="utf-8")
+        result = cli_in_process("evaluate", "--db", str(db), "--policy", str(policy), "--tools", str(tools))
+        assert result.returncode == 0, result.stderr
+        return {}
+
+    built_once(folder, build)
+    return db
+
+
 @cache
 def observe(name: str, workdir: Path) -> Observed:
-    db = workdir / f"{name.replace('/', '_')}.duckdb"
-    ingest = cli("ingest", "--db", str(db), str(FIXTURES / name / "collector-traces.jsonl"))
-    assert ingest.returncode == 0, ingest.stderr
-    policy = workdir / "conversation-policy.toml"
-    policy.write_text(POLICY, encoding="utf-8")
-    tools = workdir / f"{name.replace('/', '_')}-tools.json"
-    tools.write_text(json.dumps(sent_tools(name)), encoding="utf-8")
-    result = cli("evaluate", "--db", str(db), "--policy", str(policy), "--tools", str(tools))
-    assert result.returncode == 0, result.stderr
+    """What the store made of the fixture, read once per process from the session's store."""
+    db = _store(name, workdir)
     conn, _sql = _reader(db)
     calls: dict[str, list[tuple[str, str | None, str]]] = {}
     for r in _sql(

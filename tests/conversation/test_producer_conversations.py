@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from shared_suites import session_folder
 
 from conversation.producer_conversations import NAMES, expected, observe, turn_calls, turn_traces
 
@@ -31,7 +32,10 @@ LINKED_BY = {
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("conversations")
+    """Shared by the session's workers: each fixture is ingested and evaluated once per session."""
+    folder = session_folder(tmp_path_factory) / "producer-conversations"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 def test_every_producer_is_captured() -> None:

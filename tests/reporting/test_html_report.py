@@ -14,8 +14,9 @@ from pathlib import Path
 
 import html_pages
 import pytest
-from conftest import cli, out_values, rows
+from conftest import cli, cli_in_process, out_values, rows
 from html_pages import CASES_FILE, HOSTILE_ARG, HOSTILE_TEXT, HOSTILE_TOOL, instruction
+from shared_suites import built_once, digest, session_folder
 
 from traceladder.reporting.html import render_html
 
@@ -23,23 +24,31 @@ MEGABYTE = 1_000_000
 NOTE = " (not evaluated: invariants)"  # what the fold appends to a PASS when invariants could not run
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def faulty(tmp_path_factory):
     """A sim:faulty run (seed 0: fc-d1-002 calls get_order with W499 instead of W441), its JSON
-    report, its HTML page; and a second run (seed 1) in the same store to compare with."""
-    folder = tmp_path_factory.mktemp("html")
+    report, its HTML page; and a second run (seed 1) in the same store to compare with. Built once
+    per test session (tests/shared_suites.py), the runs in-process (set-up, not the subject); the
+    tests only read the store, and the teardown checks they did not write to it."""
+    folder = session_folder(tmp_path_factory) / "html-report"
     db = folder / "store.duckdb"
-    first = cli("run", "--model", "sim:faulty", "--seed", "0", "--db", str(db), "--no-report")
-    second = cli("run", "--model", "sim:faulty", "--seed", "1", "--db", str(db), "--no-report")
-    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
-    assert cli("evaluate", "--db", str(db)).returncode == 0
-    run_id, other = out_values(first)["run_id"], out_values(second)["run_id"]
-    report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
-    done = cli("report", run_id, "--db", str(db), "--format", "html")
-    assert done.returncode == 0, done.stderr
-    page = Path(out_values(done)["html_path"])
-    assert page == folder / "reports" / f"{run_id}.html"  # the default: beside the JSON report
-    return {"db": db, "run_id": run_id, "other": other, "report": report, "page": page}
+
+    def build():
+        first = cli_in_process("run", "--model", "sim:faulty", "--seed", "0", "--db", str(db), "--no-report")
+        second = cli_in_process("run", "--model", "sim:faulty", "--seed", "1", "--db", str(db), "--no-report")
+        assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+        assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
+        run_id, other = out_values(first)["run_id"], out_values(second)["run_id"]
+        report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
+        done = cli("report", run_id, "--db", str(db), "--format", "html")
+        assert done.returncode == 0, done.stderr
+        page = Path(out_values(done)["html_path"])
+        assert page == folder / "reports" / f"{run_id}.html"  # the default: beside the JSON report
+        return {"run_id": run_id, "other": other, "report": report, "page": str(page), "sha256": digest(db)}
+
+    built = built_once(folder, build)
+    yield {**built, "db": db, "page": Path(built["page"])}
+    assert digest(db) == built["sha256"], f"a test wrote to the shared store {db}"
 
 
 class _Tags(HTMLParser):

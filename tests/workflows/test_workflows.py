@@ -10,8 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from shared_suites import built_once, digest, session_folder
 
-from tests.conftest import ROOT, cli, out_values
+from tests.conftest import ROOT, cli, cli_in_process, out_values
 from traceladder.cases import load_cases
 from traceladder.cli.docs import render_cli_docs
 from traceladder.reporting.consistency import consistency, pass_at_k, pass_hat_k
@@ -19,18 +20,26 @@ from traceladder.reporting.consistency import consistency, pass_at_k, pass_hat_k
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def three_runs(tmp_path_factory):
-    """Three evaluated sim:faulty runs (seeds 0, 1, 2) in one store."""
-    folder = tmp_path_factory.mktemp("three")
+    """Three evaluated sim:faulty runs (seeds 0, 1, 2) in one store, built once per test session
+    (in-process: the runs are set-up, not the subject) and only read by the tests here; the
+    teardown checks nobody wrote to it."""
+    folder = session_folder(tmp_path_factory) / "three-runs"
     db = folder / "store.duckdb"
-    runs = []
-    for seed in ("0", "1", "2"):
-        result = cli("run", "--seed", seed, "--db", str(db), "--no-report")
-        assert result.returncode == 0, result.stderr
-        runs.append(out_values(result)["run_id"])
-    assert cli("evaluate", "--db", str(db)).returncode == 0
-    return db, runs
+
+    def build():
+        runs = []
+        for seed in ("0", "1", "2"):
+            result = cli_in_process("run", "--seed", seed, "--db", str(db), "--no-report")
+            assert result.returncode == 0, result.stderr
+            runs.append(out_values(result)["run_id"])
+        assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
+        return {"runs": runs, "sha256": digest(db)}
+
+    built = built_once(folder, build)
+    yield db, built["runs"]
+    assert digest(db) == built["sha256"], f"a test wrote to the shared store {db}"
 
 
 # -- sql --------------------------------------------------------------------------------------

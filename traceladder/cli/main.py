@@ -67,8 +67,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, _raise_interrupted)
+    # Restored on the way out: a SIGTERM after `main` returned (interpreter shutdown) must not
+    # raise Interrupted outside this handler, and a caller running commands in-process (the tests)
+    # keeps its own disposition.
+    previous_sigterm = (
+        signal.signal(signal.SIGTERM, _raise_interrupted) if hasattr(signal, "SIGTERM") else None
+    )
+    try:
+        return _run(args)
+    finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command's handler, every error mapped to its one line and exit code."""
     try:
         return int(args.handler(args) or ExitCode.OK)
     except UserError as exc:
