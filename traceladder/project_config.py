@@ -15,7 +15,6 @@ never a setting silently ignored — a misspelt `rung = [...]` must not quietly 
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -40,6 +39,8 @@ def load_project_config(directory: Path | None = None) -> ProjectConfig:
     path = (directory or Path.cwd()) / CONFIG_FILE
     if not path.is_file():
         return ProjectConfig()
+    import tomllib  # only when there is a file: every store open asks, most find none (~5 ms)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -209,30 +209,62 @@ def _plain_loop(setup: str) -> Callable[[Any, str, list[str], bool, EndTurn], No
                 result = AgentResult()
                 messages.append({"role": "user", "content": text})
                 for step in range(1, 6):
-                    msg = (
-                        client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
-                        .choices[0]
-                        .message
-                    )
-                    calls = msg.tool_calls or []
+                    if streaming:
+                        content, calls = _streamed(client, messages)
+                        said: dict[str, Any] = {"role": "assistant", "content": content, "tool_calls": [
+                            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+                            for i, n, a in calls
+                        ]}  # fmt: skip
+                    else:
+                        msg = (
+                            client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
+                            .choices[0]
+                            .message
+                        )
+                        content, said = msg.content, msg.model_dump(exclude_none=True)
+                        calls = [
+                            (tc.id, tc.function.name, tc.function.arguments) for tc in msg.tool_calls or []
+                        ]
                     if not calls:
-                        messages.append({"role": "assistant", "content": msg.content})
-                        result.final_text = msg.content
+                        messages.append({"role": "assistant", "content": content})
+                        result.final_text = content
                         return result
-                    messages.append(msg.model_dump(exclude_none=True))
-                    for index, tc in enumerate(calls):
-                        call = ToolCall(step, index, tc.id, tc.function.name, tc.function.arguments)
+                    messages.append(said)
+                    for index, (call_id, name, arguments) in enumerate(calls):
+                        call = ToolCall(step, index, call_id, name, arguments)
                         fn = TOOL_IMPLS[call.name]
                         out = telemetry.run_tool(
                             call, lambda fn=fn, call=call: fn(**json.loads(call.arguments_raw))
                         )
-                        messages.append({"role": "tool", "tool_call_id": tc.id, "content": out})
+                        messages.append({"role": "tool", "tool_call_id": call_id, "content": out})
                 return result
 
             end_turn(turn, telemetry.run_agent(text, body).final_text)
         client.close()
 
     return run
+
+
+def _streamed(client: Any, messages: list[dict[str, Any]]) -> tuple[str | None, list[tuple[str, str, str]]]:
+    """One streamed request, read the way a plain loop's author does: text deltas joined, each
+    tool call's id, name and argument fragments gathered by its index."""
+    stream = client.chat.completions.create(
+        model=MODEL, messages=messages, tools=TOOLS, stream=True, stream_options={"include_usage": True}
+    )
+    text: list[str] = []
+    calls: dict[int, list[str]] = {}
+    for chunk in stream:
+        for choice in chunk.choices:
+            delta = choice.delta
+            if delta.content:
+                text.append(delta.content)
+            for tc in delta.tool_calls or []:
+                entry = calls.setdefault(tc.index, ["", "", ""])
+                entry[0] = tc.id or entry[0]
+                if tc.function is not None:
+                    entry[1] = tc.function.name or entry[1]
+                    entry[2] += tc.function.arguments or ""
+    return ("".join(text) or None), [(i, n, a) for i, n, a in (calls[k] for k in sorted(calls))]
 
 
 _LANGCHAIN = [
@@ -287,7 +319,6 @@ PRODUCERS: dict[str, ConversationProducer] = {
             "plain openai loop carrying one messages list, openinference-instrumentation-openai, "
             "each turn under an OITracer agent span",
             {}, ["openai", "openinference-instrumentation-openai", *_OTEL], _plain_loop("openinference"),
-            modes=("plain",),
         ),
         ConversationProducer(
             "openai-otel-genai", "openai",
@@ -296,7 +327,6 @@ PRODUCERS: dict[str, ConversationProducer] = {
             {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"},
             ["openai", "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai", *_OTEL],
             _plain_loop("otel-genai-openai"),
-            modes=("plain",),
         ),
     ]
 }  # fmt: skip

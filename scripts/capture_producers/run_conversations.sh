@@ -21,8 +21,8 @@ langgraph-openllmetry conv-langgraph-ol langgraph-openllmetry plain,stream
 openai-agents-otel conv-agents openai-agents-otel plain,stream
 pydantic-ai conv-pydanticai pydantic-ai plain,stream
 strands conv-strands strands plain,stream
-openai-openinference conv-openai-oi openinference plain
-openai-otel-genai conv-openai-otel otel-genai-openai plain"
+openai-openinference conv-openai-oi openinference plain,stream
+openai-otel-genai conv-openai-otel otel-genai-openai plain,stream"
 
 while read -r producer venv_name req_name modes; do
   if [ "$#" -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$producer"; then continue; fi

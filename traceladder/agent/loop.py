@@ -34,7 +34,8 @@ from traceladder.agent.messages import (
 from traceladder.agent.retry import ModelCallError, call_with_retry
 from traceladder.agent.tool_execution import execute_tool_call
 from traceladder.agent.tool_execution import timed_span as _span
-from traceladder.agent.turns import conversation_id, play_turns
+from traceladder.agent.turns import conversation_id, play_goal, play_turns
+from traceladder.agent.user_sim import USER_MODEL_ERROR, GoalConversation, UserModel, UserModelError
 from traceladder.cases.model import Case
 from traceladder.domain.base import Domain, Sandbox
 from traceladder.instrumentation import semconv as sc
@@ -147,6 +148,7 @@ def run_case(
     stop: threading.Event | None = None,
     token_cap: TokenCap | None = None,
     clock: Callable[[], int] = time.time_ns,
+    user_model: UserModel | None = None,
 ) -> AgentOutcome:
     """Run one case to its end and return what happened (the spans carry the details).
 
@@ -158,14 +160,21 @@ def run_case(
     `invoke_agent` root tagged `traceladder.case.turn`), one messages list carried through them
     all — the user's next message follows the agent's answer, as in a chat — in one sandbox, so
     turn 2 acts on what turn 1 did. Each turn has the case timeout and MAX_STEPS of its own and
-    is offered its turn's `tools` (default: all of the domain's).
+    is offered its turn's `tools` (default: all of the domain's). A goal case's messages come
+    from `user_model` playing the user (`agent.user_sim`), turn after turn until it is done.
     """
     cap = token_cap or TokenCap(config.max_tokens, config.token_param, endpoint.host)
     conversation = conversation_id(run_id, case, repeat_index)
     messages: list[dict[str, Any]] = [{"role": "system", "content": domain.system_prompt}]
 
-    def play(turn: int | None, user: str, tools: tuple[str, ...] | None) -> AgentOutcome:
-        messages.append({"role": "user", "content": user})
+    def play(
+        turn: int | None,
+        user: str | None,
+        tools: tuple[str, ...] | None,
+        goal: GoalConversation | None = None,
+    ) -> AgentOutcome:
+        if user is not None:
+            messages.append({"role": "user", "content": user})
         offered = (
             domain.tools
             if tools is None
@@ -174,9 +183,16 @@ def run_case(
         return _run_turn(
             case, turn, messages, offered, domain=domain, sandbox=sandbox, client_factory=client_factory,
             config=config, endpoint=endpoint, tracer=tracer, run_id=run_id, repeat_index=repeat_index,
-            stop=stop, cap=cap, clock=clock, conversation=conversation,
+            stop=stop, cap=cap, clock=clock, conversation=conversation, goal=goal,
         )  # fmt: skip
 
+    if case.goal is not None:
+        if user_model is None:
+            raise ValueError(f"case {case.id} gives a user goal: it needs a user model")
+        talk = GoalConversation(case.goal, user_model, tracer, conversation, clock)
+        return play_goal(
+            case.goal.max_turns, lambda index: play(index, None, None, talk), lambda: talk.ended is not None
+        )
     if case.multi_turn:
         return play_turns(case, lambda index, turn: play(index, turn.user, turn.tools))
     return play(None, case.instruction, None)
@@ -200,9 +216,11 @@ def _run_turn(
     cap: TokenCap,
     clock: Callable[[], int],
     conversation: str,
+    goal: GoalConversation | None = None,
 ) -> AgentOutcome:
     """One trace: the user's latest message in `messages` answered to the end (the messages the
-    turn adds are appended to `messages`, the history the next turn carries)."""
+    turn adds are appended to `messages`, the history the next turn carries). With `goal`, the
+    simulated user's message is asked for inside the trace first, and its reaction after."""
     started = time.monotonic()
     budget = Budget(started + config.case_timeout_s, stop or threading.Event())
     totals = _Totals()
@@ -231,7 +249,13 @@ def _run_turn(
                 domain, sandbox, client, config, endpoint, tracer, conversation, clock, budget, cap,
                 tuple(tools),
             )  # fmt: skip
+            if goal is not None:
+                messages.append({"role": "user", "content": goal.message()})
             final_text = _converse(messages, session, totals)
+            if goal is not None:
+                goal.answered(turn or 0, final_text, agent)
+        except UserModelError as exc:
+            error_type, error_message = USER_MODEL_ERROR, str(exc)
         except AgentError as exc:
             error_type, error_message = exc.error_type, str(exc)
             endpoint_error = exc.request_error_type if exc.endpoint else None

@@ -26,6 +26,7 @@ from traceladder.agent.breaker import DEFAULT_LIMIT, EndpointBreaker, Trip
 from traceladder.agent.client import ModelChoice, build_client, endpoint_for
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.loop import AgentOutcome, TokenCap, run_case
+from traceladder.agent.user_client import run_user_model
 from traceladder.cases.hashes import input_hashes
 from traceladder.cases.loader import suite_path
 from traceladder.cases.model import Case
@@ -39,6 +40,7 @@ from traceladder.storage.exporter import DuckDBSpanExporter
 from traceladder.storage.runs import (
     NewRun,
     PlayedTurn,
+    case_run_statuses,
     create_run,
     mark_finished,
     mark_running,
@@ -65,6 +67,8 @@ class RunOptions:
     suite: ValidSuite | None = None
     sim_delay_s: float = 0.0
     stop_after_errors: int = DEFAULT_LIMIT  # cases in a row with one endpoint error; 0: never
+    user_model: str | None = None  # plays goal cases' users (`agent.user_client`)
+    user_base_url: str | None = None  # `--base-url` as given: the user model's, even for a sim: model
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,8 @@ def run_suite(
     else:
         selected, repeat = new_selection(cases, options, domain)
         run_id = new_run_id()
+    user_url = options.user_base_url or choice.base_url
+    user_model = run_user_model(options.user_model, user_url, config, selected, domain)
     client_factory, endpoint, sim = build_client(
         choice, config, cases, domain, sim_delay_s=options.sim_delay_s
     )
@@ -161,7 +167,7 @@ def run_suite(
         return run_case(
             case, domain=domain, sandbox=sim.sandbox(case.id, sandbox) if sim else sandbox,
             client_factory=client_factory, config=config, endpoint=endpoint, tracer=tracer, run_id=run_id,
-            repeat_index=repeat_index, stop=stop, token_cap=token_cap,
+            repeat_index=repeat_index, stop=stop, token_cap=token_cap, user_model=user_model,
         )  # fmt: skip
 
     def flush() -> None:
@@ -247,12 +253,7 @@ def drive_cases(
     ACTIVE_RUNS.add(run_id)
     if on_start:
         on_start(run_id)
-    statuses = {
-        (r[0], r[1]): r[2]
-        for r in store.fetchall(
-            "SELECT case_id, repeat_index, agent_status FROM case_runs WHERE run_id = ?", [run_id]
-        )
-    }
+    statuses = case_run_statuses(store, run_id)
     done = set(statuses)
     total = len(drive.selected) * drive.repeat
     jobs: Iterator[tuple[Case, int]] = (

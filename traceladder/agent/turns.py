@@ -28,7 +28,7 @@ def conversation_id(run_id: str, case: Case, repeat: int) -> str:
     `RUN/CASE/REPEAT/ATTEMPT` (a fresh token per attempt): a stopped attempt's turns stay in the
     store unjudged, and must not join the conversation `--resume` plays again."""
     base = f"{run_id}/{case.id}/{repeat}"
-    return f"{base}/{secrets.token_hex(4)}" if case.multi_turn else base
+    return f"{base}/{secrets.token_hex(4)}" if case.conversational else base
 
 
 def play_turns(case: Case, play: PlayTurn) -> AgentOutcome:
@@ -39,6 +39,18 @@ def play_turns(case: Case, play: PlayTurn) -> AgentOutcome:
         outcome = play(index, turn)
         played.append(outcome)
         if outcome.status == "error":
+            break
+    return combine(played)
+
+
+def play_goal(max_turns: int, play: Callable[[int], AgentOutcome], ended: Callable[[], bool]) -> AgentOutcome:
+    """Play a goal case's turns (`agent.user_sim`): turn after turn with `play(index)` until one
+    ends in an error, the user says it is done (`ended()`), or `max_turns` were played."""
+    played: list[AgentOutcome] = []
+    for index in range(max_turns):
+        outcome = play(index)
+        played.append(outcome)
+        if outcome.status == "error" or ended():
             break
     return combine(played)
 

@@ -35,6 +35,10 @@ MULTI_TURN_FIELDS: tuple[str, ...] = (
     "skip_reason",
 )
 TURN_FIELDS: tuple[str, ...] = ("user", "golden", "tools")  # `tools` is optional
+# A MultiTurnCaseV1 gives either `turns` (scripted messages) or `user_goal` (a simulated user
+# plays the user: docs/conversations.md, "A simulated user"), exactly one of the two.
+GOAL_FIELDS: tuple[str, ...] = ("instructions", "max_turns", "golden")
+MAX_GOAL_TURNS = 50
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,16 @@ class Turn:
     order_sensitive: bool
     allowed_extra: tuple[str, ...] | None
     tools: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class UserGoal:
+    """What a simulated user wants and what the agent must have done by the end: `instructions`
+    (what the user is told; `sim:user` opens with them), `max_turns` (the most turns the
+    conversation may take) and the golden calls of the whole conversation, in `Case.calls`."""
+
+    instructions: str
+    max_turns: int
 
 
 def _calls(golden: dict[str, Any]) -> tuple[GoldenCall, ...]:
@@ -87,15 +101,26 @@ class Case:
     # turn's message and `calls` every turn's golden calls in order — what a case-level view
     # (coverage, the category table) reads; each turn is judged against its own `Turn`.
     turns: tuple[Turn, ...] = ()
+    # A goal case's user goal (None otherwise). Then `turns` is empty, `instruction` is the goal's
+    # instructions and `calls` the calls the whole conversation must make.
+    goal: UserGoal | None = None
 
     @property
     def multi_turn(self) -> bool:
+        """Scripted turns, each judged against its own golden calls."""
         return bool(self.turns)
+
+    @property
+    def conversational(self) -> bool:
+        """Played as a conversation of several traces: scripted turns or a user goal."""
+        return bool(self.turns) or self.goal is not None
 
     @staticmethod
     def from_record(record: dict[str, Any]) -> Case:
         """Build from a validated CaseV1 or MultiTurnCaseV1 record (validate first: this does
         not check)."""
+        if record.get("schema") == MULTI_TURN_SCHEMA and "user_goal" in record:
+            return Case._from_goal(record)
         if record.get("schema") == MULTI_TURN_SCHEMA:
             return Case._from_turns(record)
         golden = record["golden"]
@@ -138,6 +163,25 @@ class Case:
             skip=record["skip"],
             skip_reason=record["skip_reason"],
             turns=turns,
+        )
+
+    @staticmethod
+    def _from_goal(record: dict[str, Any]) -> Case:
+        goal = record["user_goal"]
+        golden = goal["golden"]
+        return Case(
+            id=record["id"],
+            dimension=record["dimension"],
+            category=record["category"],
+            instruction=goal["instructions"],
+            notes=record["context"]["notes"],
+            calls=_calls(golden),
+            order_sensitive=golden["order_sensitive"],
+            allowed_extra=_extra(golden),
+            negative=record["negative"],
+            skip=record["skip"],
+            skip_reason=record["skip_reason"],
+            goal=UserGoal(goal["instructions"], goal["max_turns"]),
         )
 
     def turn_case(self, index: int) -> Case:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from traceladder.cases.model import (
     CASE_FIELDS,
+    GOAL_FIELDS,
+    MAX_GOAL_TURNS,
     MULTI_TURN_FIELDS,
     MULTI_TURN_SCHEMA,
     PARAM_RULES,
@@ -121,6 +123,11 @@ class SuiteValidator:
             )
             return
         fields = MULTI_TURN_FIELDS if multi else CASE_FIELDS
+        if multi and "user_goal" in r:
+            if "turns" in r:
+                yield "user_goal", "give either turns (scripted messages) or user_goal, not both"
+            else:  # a goal case: the user goal stands in for the scripted turns
+                fields = tuple("user_goal" if f == "turns" else f for f in fields)
         missing = [f for f in fields if f not in r]
         unknown = sorted(set(r) - set(fields))
         for f in missing:
@@ -152,6 +159,31 @@ class SuiteValidator:
             yield from self._golden(r["golden"], r.get("negative"))
         if "turns" in r:
             yield from self._turns(r["turns"], r.get("negative"))
+        if multi and "user_goal" in r:
+            yield from self._goal(r["user_goal"], r.get("negative"))
+
+    def _goal(self, goal: Any, negative: Any) -> Iterator[tuple[str, str]]:
+        """A goal case's `user_goal`: the user's instructions, a turn budget and the golden calls
+        the whole conversation must make."""
+        if not isinstance(goal, dict):
+            yield "user_goal", "must be an object with instructions, max_turns and golden"
+            return
+        for key in sorted(set(goal) - set(GOAL_FIELDS)):
+            yield f"user_goal.{key}", f"unknown field (only {', '.join(GOAL_FIELDS)})"
+        for key in GOAL_FIELDS:
+            if key not in goal:
+                yield f"user_goal.{key}", "required field is missing"
+        text = goal.get("instructions")
+        if "instructions" in goal and not (isinstance(text, str) and text.strip()):
+            yield "user_goal.instructions", "must be a non-empty string (what the simulated user wants)"
+        turns = goal.get("max_turns")
+        if "max_turns" in goal and not (
+            isinstance(turns, int) and not isinstance(turns, bool) and 1 <= turns <= MAX_GOAL_TURNS
+        ):
+            yield "user_goal.max_turns", f"must be an integer from 1 to {MAX_GOAL_TURNS}"
+        if "golden" in goal:
+            for f, reason in self._golden(goal["golden"], negative):
+                yield f"user_goal.{f}", reason
 
     def _turns(self, turns: Any, negative: Any) -> Iterator[tuple[str, str]]:
         """A multi-turn case's turns: at least one; each a non-empty user message and its golden
@@ -404,14 +436,20 @@ def _first_message(record: dict[str, Any]) -> Any:
     turns = record.get("turns")
     if isinstance(turns, list):
         return turns[0].get("user") if turns and isinstance(turns[0], dict) else None
+    goal = record.get("user_goal")
+    if isinstance(goal, dict):
+        return goal.get("instructions")
     return record.get("instruction")
 
 
 def _goldens(record: dict[str, Any]) -> list[dict[str, Any]]:
     """A record's golden objects: CaseV1's one, or one per turn (what is not an object skipped)."""
     turns = record.get("turns")
+    goal = record.get("user_goal")
     if isinstance(turns, list):
         found = [t.get("golden") for t in turns if isinstance(t, dict)]
+    elif isinstance(goal, dict):
+        found = [goal.get("golden")]
     else:
         found = [record.get("golden")]
     return [g for g in found if isinstance(g, dict)]

@@ -1,5 +1,5 @@
 """`run --agent MODULE:FUNCTION` / `run --agent-cmd CMD`: the flags, and the handler that parses
-them into an `AgentRunRequest`, calls `app.agent_run.run_agent` and prints the result."""
+them into an `AgentRunRequest`, calls `workflows.agent_run.run_agent` and prints the result."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from traceladder.reporting.terminal import render_text
 from traceladder.storage.db import Store, open_store
 
 if TYPE_CHECKING:
-    from traceladder.app.agent_run import AgentRunRequest
+    from traceladder.workflows.agent_run import AgentRunRequest
 
 # Built-in loop flags an agent under test does not use (it has its own loop): refused when given.
 _LOOP_FLAGS = {
@@ -26,7 +26,17 @@ _LOOP_FLAGS = {
 }  # fmt: skip
 
 
+def add_user_model_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--user-model",
+        metavar="M",
+        help="the model that plays the user of cases giving a user goal: sim:user (built in, no key) "
+        "or an OpenAI-compatible model, reached like --model (docs/conversations.md)",
+    )
+
+
 def add_agent_options(p: argparse.ArgumentParser) -> None:
+    add_user_model_option(p)
     group = p.add_argument_group("your agent under test (instead of the built-in loop)")
     group.add_argument(
         "--agent",
@@ -57,7 +67,7 @@ def agent_request(args: argparse.Namespace) -> AgentRunRequest:
     from traceladder.agent.client import choose_model
     from traceladder.agent.config import DEFAULT_MAX_TOKENS
     from traceladder.agent.sim import is_sim
-    from traceladder.app.agent_run import AgentRunRequest
+    from traceladder.workflows.agent_run import AgentRunRequest
 
     for dest, (flag, default) in _LOOP_FLAGS.items():
         if getattr(args, dest) != (DEFAULT_MAX_TOKENS if dest == "max_tokens" else default):
@@ -67,7 +77,7 @@ def agent_request(args: argparse.Namespace) -> AgentRunRequest:
     # The model the agent talks to decides the default judge, as for the built-in loop's model
     # (a resumed run's: the one it recorded).
     if resume:
-        from traceladder.app.agent_run import recorded_agent_model
+        from traceladder.workflows.agent_run import recorded_agent_model
 
         with open_store(db_path(args)) as store:
             model = recorded_agent_model(store, resume) or ""
@@ -81,7 +91,7 @@ def agent_request(args: argparse.Namespace) -> AgentRunRequest:
         case_ids=tuple(args.case), dimensions=tuple(args.dimension),
         repeat=getattr(args, "repeat", None) or 1,
         concurrency=args.concurrency, timeout_s=args.timeout, seed=args.seed, resume=resume,
-        evaluate=not no_report, ladder=ladder_for(args), judge=judge,
+        evaluate=not no_report, ladder=ladder_for(args), judge=judge, user_model=args.user_model,
     )  # fmt: skip
 
 
@@ -90,8 +100,8 @@ def prepare_agent_runs(store: Store, args: argparse.Namespace) -> Callable[[int]
     agent under test, as `run --agent` with the same flags would, and returns its id. A run
     that did not complete, or in which every case was an AGENT_ERROR, is a `UserError`: no
     baseline rests on it."""
-    from traceladder.app.agent_run import run_agent
     from traceladder.cli.progress import RunProgress
+    from traceladder.workflows.agent_run import run_agent
 
     request = agent_request(args)  # resolved once: a bad flag fails before any run
     ladder = ladder_for(args)
@@ -123,8 +133,8 @@ def prepare_agent_runs(store: Store, args: argparse.Namespace) -> Callable[[int]
 
 def handle_agent(args: argparse.Namespace) -> int:
     """`run` with an agent under test (or `run --resume` of such a run)."""
-    from traceladder.app.agent_run import run_agent
     from traceladder.cli.progress import RunProgress
+    from traceladder.workflows.agent_run import run_agent
 
     request = agent_request(args)
     ladder, judge = ladder_for(args), request.judge

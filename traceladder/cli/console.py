@@ -26,9 +26,12 @@ def terminal(min_width: int = 0) -> Console:
     `COLUMNS` says when it is set (the reader's own width: a pager, a CI log viewer, `fold`),
     else `PIPED_WIDTH` (at least `min_width`). Tables wrap their cells to fit, never cut them."""
     console = StdoutConsole()
+    # Without colours (piped, NO_COLOR, a dumb terminal) rich's highlighter only adds styles
+    # nobody sees: off, the output is the same bytes for less work.
+    highlight = console.color_system is not None
     if console.is_terminal:
-        return StdoutConsole(width=max(console.width, min_width))
-    return StdoutConsole(width=_columns() or max(PIPED_WIDTH, min_width))
+        return StdoutConsole(width=max(console.width, min_width), highlight=highlight)
+    return StdoutConsole(width=_columns() or max(PIPED_WIDTH, min_width), highlight=highlight)
 
 
 def _columns() -> int | None:

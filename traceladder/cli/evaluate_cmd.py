@@ -16,14 +16,9 @@ from traceladder.cli.common import (
     live_options,
     run_id_arg,
 )
-from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged, simulated_runs
-from traceladder.cli.span_source_opt import add_source_options, evaluate_from_source, uses_sources
+from traceladder.cli.judge_options import add_judge_options, judge_request, say_judged
+from traceladder.cli.span_source_opt import add_source_options
 from traceladder.errors import ExitCode
-from traceladder.evaluation import evaluate_store
-from traceladder.evaluation.evaluate import DUCKDB_MEMORY
-from traceladder.evaluation.policy_check import warn_unseen_policy_sections
-from traceladder.storage.db import open_store
-from traceladder.storage.readers import read_run_models
 from traceladder.text import printable
 
 
@@ -53,31 +48,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    live = live_options(args)
-    ladder = ladder_for(args)
-    if uses_sources(args):
-        return evaluate_from_source(args, live, ladder)
+    from traceladder.workflows.evaluate import EvaluateRequest, evaluate
 
-    def say(text: str) -> None:
-        print(f"traceladder: evaluate: {printable(text)}", file=sys.stderr, flush=True)
-
-    with open_store(db_path(args)) as store:
-        # Under evaluate's cap: uncapped, DuckDB kept every block of the attributes column it read
-        # (~1.4 GB on 1M agent spans) for the rest of the command.
-        with store.memory_limit(DUCKDB_MEMORY, threads=1):
-            models = read_run_models(store, args.run)
-        judge = judge_options(args, simulated=simulated_runs(models))
-        summary = evaluate_store(
-            store,
-            run_id=args.run,
-            domain=args.domain,
-            cases_path=args.cases,
-            ladder=ladder,
-            live=live,
-            judge=judge,
-        )
-        say_judged(summary)
-        warn_unseen_policy_sections(store, live.policies, say)
+    request = EvaluateRequest(
+        run_id=args.run, domain=args.domain, cases_path=args.cases, live=live_options(args),
+        ladder=ladder_for(args), judge=judge_request(args), source=args.source, shards=args.shards,
+        dask=args.dask, dask_timeout_s=args.dask_timeout,
+    )  # fmt: skip
+    result = evaluate(db_path(args), request)
+    summary = result.summary
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
-    print(f"evaluated={summary.units} runs={','.join(summary.runs) or '-'} {counts}".rstrip())
+    runs = ",".join(summary.runs) or "-"
+    if result.source is not None:
+        where = f" on {args.dask}" if args.dask else ""
+        print(
+            f"traceladder: evaluate: {printable(result.source)}: {result.shards} shards{where}",
+            file=sys.stderr,
+        )
+        print(f"evaluated={summary.units} spans={result.spans} runs={runs} {counts}".rstrip())
+        say_judged(summary)
+        return ExitCode.OK
+    say_judged(summary)
+    for warning in result.warnings:
+        print(f"traceladder: evaluate: {printable(warning)}", file=sys.stderr, flush=True)
+    print(f"evaluated={summary.units} runs={runs} {counts}".rstrip())
     return ExitCode.OK

@@ -3,21 +3,20 @@
 Which judge: `--judge-model`, else `TRACELADDER_JUDGE_MODEL`, else `sim:judge` when every run
 judged used a simulated model (the simulator's traces get the simulated judge, so `make eval`
 exercises rung 5 with no key), else none — rung 5 is then `not_evaluated`, said so. Which model a
-run used is read from its spans (`simulated_runs`), so the store and any copy of its spans (a
+run used is read from its spans (`judge.choice.simulated_runs`), so the store and any copy of its spans (a
 Parquet export, ClickHouse) get the same judge and the same verdicts.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-from traceladder.errors import UserError
 from traceladder.evaluation.evaluate import EvaluationSummary
+from traceladder.judge.choice import JudgeRequest, resolve_judge
 from traceladder.judge.phase import JudgeBudget, JudgeOptions
 from traceladder.text import printable
 
@@ -85,46 +84,25 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def judge_request(args: argparse.Namespace) -> JudgeRequest:
+    """The judge flags of `add_judge_options` as a typed request."""
+    return JudgeRequest(
+        model=args.judge_model,
+        base_url=args.judge_base_url,
+        rubric=args.judge_rubric,
+        prices=args.judge_prices,
+        budget=args.judge_budget,
+        cache=not args.no_cache,
+        concurrency=args.judge_concurrency,
+        off=args.no_judge,
+    )
+
+
 def judge_options(
     args: argparse.Namespace, *, simulated: bool, env: Mapping[str, str] | None = None
 ) -> JudgeOptions | None:
     """The judge these arguments ask for; `simulated`: every trace judged is a simulated-model run's."""
-    from traceladder.endpoints.resolve import JUDGE, chosen_model, resolve
-    from traceladder.judge.endpoint import JudgeEndpoint
-    from traceladder.judge.prices import load_prices
-    from traceladder.judge.rubric import load_rubric
-    from traceladder.judge.sim import SIM_JUDGE, transport
-
-    env = os.environ if env is None else env
-    if args.no_judge:
-        return None
-    model = chosen_model(JUDGE, args.judge_model, env) or (SIM_JUDGE if simulated else None)
-    if model is None:
-        return None
-    if args.judge_concurrency < 1:
-        raise UserError("--judge-concurrency must be at least 1")
-    if model.startswith("sim:"):
-        if model != SIM_JUDGE:
-            raise UserError(f"unknown simulated judge {model!r}; use {SIM_JUDGE}")
-        endpoint = JudgeEndpoint(model, transport=transport())
-    else:
-        found = resolve(JUDGE, model, args.judge_base_url, env)  # the agent's rule, the judge's variables
-        endpoint = JudgeEndpoint(model, found.url, found.api_key, key_source=found.key_source)
-    return JudgeOptions(
-        endpoint,
-        load_rubric(args.judge_rubric),
-        load_prices(args.judge_prices),
-        args.judge_budget or JudgeBudget(),
-        not args.no_cache,
-        args.judge_concurrency,
-    )
-
-
-def simulated_runs(run_models: Iterable[tuple[str, str | None]]) -> bool:
-    """Whether the runs judged all used a simulated model: `run_models` is (run id, model) as the
-    spans record them (`storage.readers.read_run_models`, `SpanSource.run_models`); no run, no."""
-    models = [model for _, model in run_models]
-    return bool(models) and all(model is not None and model.startswith("sim:") for model in models)
+    return resolve_judge(judge_request(args), simulated=simulated, env=env)
 
 
 def say_judged(summary: EvaluationSummary) -> None:

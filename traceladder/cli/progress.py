@@ -28,6 +28,7 @@ from traceladder.text import printable
 
 if TYPE_CHECKING:
     from traceladder.agent.runner import CaseEnd
+    from traceladder.workflows.run import PreparedRun, Progress, ProgressFor
 
 
 def duration(seconds: float) -> str:
@@ -69,10 +70,14 @@ class RunProgress:
         self.verdicts: CodeRungVerdicts | None = None
         self.started_at = clock()
 
-    def start(self, run_id: str) -> None:
-        """The run is recorded and its first case about to start: the clock of the estimate."""
+    def start(self, run_id: str, verdicts: CodeRungVerdicts | None = None) -> None:
+        """The run is recorded and its first case about to start: the clock of the estimate.
+        `verdicts`: the run's own settlement of each case (`workflows.run`, which reuses it in
+        the evaluation after the run); else, with an evaluation to follow, one of its own."""
         self.started_at = self.clock()
-        if self.evaluated:
+        if verdicts is not None:
+            self.verdicts = verdicts
+        elif self.evaluated:
             self.verdicts = CodeRungVerdicts(
                 self.store,
                 run_id,
@@ -121,3 +126,40 @@ class RunProgress:
                 bar.update(task, completed=end.done, total=end.total)
 
             yield tick
+
+
+class _Shown:
+    """A run's progress as the workflow sees it: `start` says which model runs when it was
+    defaulted (only once the run really starts: an error stays the only line) and starts the
+    clock; each finished case goes to `tick` (the plain line, or the line above a bar)."""
+
+    def __init__(self, progress: RunProgress, prepared: PreparedRun, tick: Callable[[CaseEnd], None]) -> None:
+        self.progress, self.prepared, self.tick = progress, prepared, tick
+
+    def start(self, run_id: str, verdicts: CodeRungVerdicts | None) -> None:
+        from traceladder.agent.client import announce_default
+
+        announce_default(self.prepared.choice)
+        self.progress.start(run_id, verdicts)
+
+    def __call__(self, end: CaseEnd) -> None:
+        self.tick(end)
+
+
+def progress_for(store: Store, *, stderr_is_terminal: bool) -> ProgressFor:
+    """`run`'s and `baseline init`'s progress for a prepared run: one line per case on stderr,
+    above a live bar when stderr is a terminal."""
+
+    @contextmanager
+    def shown(prepared: PreparedRun) -> Iterator[Progress | None]:
+        progress = RunProgress(
+            store, domain=prepared.domain.name, cases_path=prepared.cases_path, ladder=prepared.ladder,
+            evaluated=prepared.evaluate, judge_after=prepared.judge is not None, cases=prepared.suite.cases,
+        )  # fmt: skip
+        if not stderr_is_terminal:
+            yield _Shown(progress, prepared, progress)
+            return
+        with progress.on_terminal(prepared.choice.model) as tick:
+            yield _Shown(progress, prepared, tick)
+
+    return shown

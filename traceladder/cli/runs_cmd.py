@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from traceladder.app.runs_add import TraceRunRequest, add_trace_run
+    from traceladder.workflows.runs_add import TraceRunRequest, add_trace_run
 
     request = TraceRunRequest(
         where=args.where, domain=domain_name(args), subject=args.subject, version=args.agent_version,

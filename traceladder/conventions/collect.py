@@ -68,6 +68,7 @@ class _Collector:
         self.definitions: list[DefinitionEntry] = []
         self.spans: dict[str, SpanView] = {}
         self.carried: dict[str, list[Sighting]] = {}  # wrapping span id → the calls it carries
+        self.skipped: set[str] = set()  # simulated users' spans (their log records are skipped too)
 
     def attach_carried(self) -> None:
         """Calls a wrapping span carries join the response of the one LLM span directly inside."""
@@ -81,6 +82,9 @@ class _Collector:
 
     def span(self, span: SpanView) -> None:
         self.spans[span.span_id] = span
+        if registry.simulated_user(span):
+            self.skipped.add(span.span_id)  # a simulated user's request: nothing of it is the agent's
+            return
         hooks = self.hooks
         if not span.events and span.attributes.keys().isdisjoint(hooks.markers):
             return
@@ -121,7 +125,7 @@ class _Collector:
         for record in {r.record_id: r for r in sorted(logs, key=lambda r: r.record_id)}.values():
             attrs = record.attributes if isinstance(record.attributes, dict) else {}
             name = og.event_name(record.event_name, attrs)
-            if name not in og.EVENT_NAMES:
+            if name not in og.EVENT_NAMES or record.span_id in self.skipped:
                 continue
             key = record.span_id or "\x00" + record.record_id
             time_ns = record.time_ns or 0

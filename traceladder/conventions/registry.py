@@ -24,10 +24,14 @@ from typing import NamedTuple
 from traceladder.conventions.base import LLM, TOOL, Convention, Role
 from traceladder.conventions.views import SpanView
 from traceladder.errors import UserError
+from traceladder.instrumentation import semconv as sc
 from traceladder.plugins.loader import Kind, entries, load
 from traceladder.project_config import CONVENTIONS_ENV, named_conventions
 
 GROUP = "traceladder.conventions"
+# The mark of a simulated user's spans: no convention reads them (docs/conversations.md).
+SIMULATED_USER_KEY = sc.ROLE
+SIMULATED_USER = sc.ROLE_SIMULATED_USER
 # One line each: a new built-in convention is a module with a `CONVENTION` and a line here.
 _BUILTIN: tuple[str, ...] = (
     "traceladder.conventions.otel_genai",
@@ -157,6 +161,13 @@ def _markers(names: str) -> frozenset[str]:
     return frozenset().union(*(c.markers for c in _load(names)))
 
 
+def simulated_user(span: SpanView) -> bool:
+    """Whether the span is a simulated user's request (`agent.user_sim`): never the agent's, so
+    nothing of it is read — no role, no call, no history, no unread tool activity."""
+    attrs = span.attributes
+    return isinstance(attrs, dict) and attrs.get(SIMULATED_USER_KEY) == SIMULATED_USER
+
+
 # Within one trace's extraction (`roles_remembered`), a span's role is decided once: the stage
 # asks it three times (the span's derived columns, the conventions' collect, the reading pass).
 # Keyed by the view's identity, holding the view (so the id is not reused meanwhile) and the hooks
@@ -178,6 +189,8 @@ def roles_remembered() -> Iterator[None]:
 def role_of(span: SpanView, found: Hooks | None = None) -> tuple[Role, Convention] | None:
     """The role of a span and the convention that decided it, or None when none knows it
     (`found`: the hooks in force, when the caller already has them)."""
+    if simulated_user(span):
+        return None  # a simulated user's span is never the agent's, whatever it records
     found = found if found is not None else hooks()
     memo = _ROLES.get()
     if memo is None:
@@ -202,4 +215,13 @@ def _decide(span: SpanView, found: Hooks) -> tuple[Role, Convention] | None:
     return None
 
 
-__all__ = ["LLM", "TOOL", "conventions", "in_force", "markers", "role_of", "roles_remembered"]
+__all__ = [
+    "LLM",
+    "TOOL",
+    "conventions",
+    "in_force",
+    "markers",
+    "role_of",
+    "roles_remembered",
+    "simulated_user",
+]

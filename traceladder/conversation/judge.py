@@ -48,9 +48,10 @@ def conversation_findings(turns: Sequence[Turn], policy: Policy | None) -> list[
 
 
 def judge_conversation(
-    turns: Sequence[Turn], policy: Policy | None
+    turns: Sequence[Turn], policy: Policy | None, extra: Sequence[ConversationFinding] = ()
 ) -> tuple[ConversationVerdict, list[ConversationFinding]]:
-    """The conversation's verdict and findings. A turn not judged yet counts as NOT_EVALUATED."""
-    findings = conversation_findings(turns, policy)
+    """The conversation's verdict and findings. A turn not judged yet counts as NOT_EVALUATED.
+    `extra`: findings found elsewhere (a goal case's `GOAL_NOT_MET`, `evaluation.goals`)."""
+    findings = conversation_findings(turns, policy) + list(extra)
     verdicts = [t.verdict or VerdictValue.NOT_EVALUATED for t in turns]
     return fold_conversation(verdicts, findings), findings

@@ -29,6 +29,7 @@ from traceladder.evaluators.policy import PolicySet
 from traceladder.evaluators.schema import SchemaRegistry
 from traceladder.evaluators.state import StateEvidence
 from traceladder.evaluators.types import Call
+from traceladder.instrumentation.semconv import USER_MODEL_ERROR
 from traceladder.sampling import EVERYTHING, Sampling
 from traceladder.storage.readers import UnitRow
 
@@ -139,7 +140,18 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
             absent["case"] = f"case {unit.case_id} is not in the {name} suite"
         elif case.multi_turn:
             case = _turn_of(case, unit, absent)
+        elif case.goal is not None:
+            absent["case"] = (
+                f"case {case.id} gives a user goal: its turns have no golden calls of their own "
+                "(the conversation is judged against the goal)"
+            )
+            case = None
+    unread = unit.unread
     agent_error = (unit.error_type or "agent error") if tagged and unit.agent_status == "error" else None
+    if tagged and unit.error_type == USER_MODEL_ERROR:
+        # the simulated user failed, not the agent: nothing of this turn is judged (case_turns
+        # says how the user model failed)
+        agent_error, unread = None, unread or "the simulated user failed in this turn (user_model_error)"
     tools = d.tools if d and tagged else None
     if not tagged:
         tools = _untagged_tools(unit, ctx, d, absent)
@@ -157,7 +169,7 @@ def inputs_for(unit: UnitRow, calls: tuple[Call, ...], ctx: Context) -> TraceInp
         absent["judge"] = ctx.judge_absent.get(unit.trace_id, "not a survivor of the code rungs")
     return TraceInputs(
         unit.trace_id, calls, case, tools, d.rules if d else None, policy=policy, judge=judgment, state=state,
-        agent_error=agent_error, facts=unit.facts, absent=absent, unread=unit.unread,
+        agent_error=agent_error, facts=unit.facts, absent=absent, unread=unread,
     )  # fmt: skip
 
 
@@ -209,7 +221,7 @@ INPUT_KEYS: Mapping[str, KeyPart] = {
     "facts": facts_key,  # read only by the policy's checks: what of them can matter
     "judge": lambda u, c: (c.judgments.get(u.trace_id), c.judge_absent.get(u.trace_id)),
     "state": lambda u, c: (u.domain, u.case_id, u.turn, u.ledger),
-    "unread": lambda u, c: u.unread,
+    "unread": lambda u, c: (u.unread, u.case_id is not None and u.error_type == USER_MODEL_ERROR),
 }
 # Read whatever the rungs declare: the fold (a skipped case, an agent error, calls not all read)
 # and rung 1 (schemas and rules when there are any), which needs none of them to run.
@@ -234,7 +246,7 @@ def dedupe_parts(ladder: Ladder) -> tuple[KeyPart, ...]:
 def dedupe_key(unit: UnitRow, recorded: Hashable, ctx: Context, parts: Sequence[KeyPart]) -> tuple[Any, ...]:
     """Equal for two traces exactly when the ladder gives them one verdict: the calls as recorded
     (names, arguments, statuses, results, order) and the part of every input it reads."""
-    return (recorded, *(part(unit, ctx) for part in parts))
+    return (recorded, *[part(unit, ctx) for part in parts])
 
 
 def _untagged_tools(

@@ -11,16 +11,20 @@ import duckdb
 import orjson
 
 from traceladder.conversation.judge import Turn, judge_conversation
+from traceladder.evaluation.goals import Goals
 from traceladder.evaluators.policy import PolicySet
-from traceladder.evaluators.types import Call
+from traceladder.evaluators.types import Call, VerdictValue
 from traceladder.storage.conversation_results import (
     ConversationRow,
     StoredTurn,
     forget_results,
     idle_due,
+    read_case_tags,
     read_turns,
     write_results,
 )
+
+_JUDGED = frozenset({VerdictValue.PASS, VerdictValue.FAIL})
 
 
 def _call(tool: str, raw: str | None, status: str, ordinal: int) -> Call:
@@ -41,21 +45,33 @@ def judge_conversations(
     trace_ids: Sequence[str],
     policies: PolicySet | None,
     idle_since: datetime | None = None,
+    goals: Goals | None = None,
 ) -> int:
     """Judge and store every conversation of more than one turn that `trace_ids` touch; returns
     how many. A one-turn conversation is its trace: its verdict is the trace's, stored once.
     `idle_since` (`watch --conversation-idle`): a conversation whose last turn gained a span after
-    it may not be over — its stale verdict is dropped and it is judged once idle (`judge_idle`)."""
+    it may not be over — its stale verdict is dropped and it is judged once idle (`judge_idle`).
+    `goals`: a goal case's conversation (its turns played by `run`, `case_turns`) is judged
+    against its goal too (`evaluation.goals`), one turn or more."""
     policy = policies.for_conversation() if policies is not None else None
     rows = []
     busy = []
-    for cid, stored in read_turns(conn, trace_ids).items():
-        if len(stored) < 2:
+    conversations = read_turns(conn, trace_ids)
+    tags = read_case_tags(conn, [t.trace_id for ts in conversations.values() for t in ts]) if goals else {}
+    for cid, stored in conversations.items():
+        tag = next((tags[t.trace_id] for t in stored if t.trace_id in tags), None)
+        goal = tag if tag is not None and goals is not None and goals.known(*tag) else None
+        if len(stored) < 2 and goal is None:
             continue
         if idle_since is not None and any(t.last_seen is None or t.last_seen > idle_since for t in stored):
             busy.append(cid)
             continue
-        verdict, findings = judge_conversation([_turn(t) for t in stored], policy)
+        turns = [_turn(t) for t in stored]
+        # The goal is judged only on a conversation that ended as a conversation: a turn that
+        # ended in an error (the agent's or the simulated user's) or is not judged decides it.
+        ended = all(t.verdict in _JUDGED for t in turns)
+        extra = goals.findings(cid, *goal, [t.calls for t in turns]) if goal and goals and ended else []
+        verdict, findings = judge_conversation(turns, policy, extra)
         rows.append(
             ConversationRow(
                 cid,

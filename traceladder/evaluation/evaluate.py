@@ -23,6 +23,7 @@ from traceladder.cases.model import Case
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions, build_context
 from traceladder.evaluation.conversations import judge_conversations
+from traceladder.evaluation.goals import Goals
 from traceladder.evaluation.judging import SurvivorInputs, judge_pass
 from traceladder.evaluation.pool import Batch, SettlePool, paused_gc
 from traceladder.evaluators.ladder import Ladder
@@ -78,6 +79,7 @@ def evaluate_store(
     judge: JudgeOptions | None = None,
     judge_tag: str | None = None,
     conversation_idle_since: datetime | None = None,
+    settled: ResultTables | None = None,
 ) -> EvaluationSummary:
     """Judge every trace of the store (or of one run, or exactly `trace_ids`) and replace their
     stored results.
@@ -94,6 +96,8 @@ def evaluate_store(
     sharded evaluation's client): the code rungs' results are recorded under its tag, the traces
     they pass left for it. The conversations the traces are in are judged too
     (`evaluation.conversations`); with `conversation_idle_since`, only those idle since then.
+    `settled` are code-rung tables already computed for some of the traces with this evaluation's
+    context (a run's progress line: `evaluation.code_rungs`): those traces are not settled again.
     """
     # One DuckDB thread: the reads are a small share of an evaluation (the ladder is the work),
     # and two threads' buffers outgrew the cap on 1M agent spans, forcing the roomy retry.
@@ -108,14 +112,15 @@ def evaluate_store(
         if judge is not None or judge_tag:
             tag = judge.tag if judge is not None else judge_tag or ""
             ctx = replace(ctx, judge_configured=True, judge_tag=tag)
-        run = _Pass(store, ids, run_id, live, keep_units=judge is not None, after=after)
+        run = _Pass(store, ids, run_id, live, keep_units=judge is not None, after=after, settled=settled)
         run.conversation_idle_since = conversation_idle_since
+        run.goals = Goals(ctx)
         with paused_gc(), SettlePool(ctx, workers=workers) as pool:
             # Each batch is written, in a transaction of its own, while the next one is read and
             # (on workers) judged: memory holds about two batches, whatever the size of the store
             # (decision 100). With a judge, the survivors of every batch must be known first: the
             # first pass is kept, then rung 5 runs, then the batches are written.
-            stream: Iterable[tuple[ResultTables, bool]] = pool.stream(run.read())
+            stream: Iterable[tuple[ResultTables, bool]] = run.with_reused(pool.stream(run.read()))
             if judge is not None:
                 first = [tables for tables, _ in stream]
                 survivors = SurvivorInputs.read(store, run.units, first, definitions=True)
@@ -139,8 +144,14 @@ class _Pass:
         *,
         keep_units: bool,
         after: Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None] | None,
+        settled: ResultTables | None = None,
     ) -> None:
         self.store, self.ids, self.run_id, self.live, self.after = store, ids, run_id, live, after
+        self.settled = settled
+        self.settled_ids = (
+            set(settled.traces.column("trace_id").to_pylist()) if settled is not None else set()
+        )
+        self.reused: list[str] = []  # the traces of `settled` this evaluation's units are
         self.keep_units = keep_units
         self.units: list[UnitRow] = []  # with a judge: every unit, for its survivors
         self.count = 0
@@ -148,6 +159,7 @@ class _Pass:
         self.verdicts: Counter[str] = Counter()
         self.phase: PhaseResult | None = None
         self.conversation_idle_since: datetime | None = None
+        self.goals: Goals | None = None  # the goal cases of the suites judged against
 
     def read(self) -> Iterator[tuple[Batch, bool]]:
         """The sampled units a batch at a time, each with its calls and captured tool
@@ -163,11 +175,33 @@ class _Pass:
             self.runs.update(u.run_id for u in units if u.run_id)
             if self.keep_units:
                 self.units.extend(units)
+            if self.settled_ids:
+                # Only a case's trace: one with no case is judged against the tool definitions it
+                # captured, which the progress line's context does not read.
+                reuse = {
+                    u.trace_id for u in units if u.case_id is not None and u.trace_id in self.settled_ids
+                }
+                self.reused += sorted(reuse)
+                units = [u for u in units if u.trace_id not in reuse]
+                if not units:
+                    continue
             traced = [u.trace_id for u in units]
             keys = [u.definitions for u in units if u.definitions]
             calls = _roomy(store, partial(read_call_table, store, traced))
             sets = _roomy(store, partial(read_definition_sets, store, keys))
             yield (units, calls, sets), start + BATCH_TRACES >= len(ids)
+
+    def with_reused(self, stream: Iterable[tuple[ResultTables, bool]]) -> Iterator[tuple[ResultTables, bool]]:
+        """`stream`, then the reused tables (read while it ran), in batches of `BATCH_TRACES`; the
+        last of them is the last batch."""
+        if self.settled is None:
+            yield from stream
+            return
+        for tables, _ in stream:
+            yield tables, False
+        for start in range(0, len(self.reused), BATCH_TRACES):
+            part = pa.array(self.reused[start : start + BATCH_TRACES], pa.string())
+            yield self.settled.only(part), start + BATCH_TRACES >= len(self.reused)
 
     def summary(self) -> EvaluationSummary:
         return EvaluationSummary(self.count, tuple(sorted(self.runs)), dict(self.verdicts), self.phase)
@@ -185,7 +219,7 @@ class _Pass:
         # judged again with the second, whole each time: its rows are replaced, never added twice.
         for start in range(0, len(self.ids), BATCH_TRACES):
             batch = self.ids.slice(start, BATCH_TRACES).to_pylist()
-            judge_conversations(conn, batch, self.live.policies, self.conversation_idle_since)
+            judge_conversations(conn, batch, self.live.policies, self.conversation_idle_since, self.goals)
         sampling = self.live.sampling
         if not sampling.everything:  # so rates computed later know what a trace stands for
             record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from traceladder.evaluators.policy import PolicySet
 from traceladder.storage.db import Store
+from traceladder.storage.readers import services_and_agents
 
 
 def unseen_policy_sections(store: Store, policies: PolicySet | None) -> list[str]:
@@ -16,8 +17,7 @@ def unseen_policy_sections(store: Store, policies: PolicySet | None) -> list[str
     policy)."""
     if policies is None:
         return []
-    services = {r[0] for r in store.fetchall("SELECT DISTINCT service FROM traces")}
-    agents = {r[0] for r in store.fetchall("SELECT DISTINCT agent_name FROM traces")}
+    services, agents = services_and_agents(store)
     return [
         f"warning: the policy's [{kind}.{name!r}] section matches no trace in the store"
         for kind, name in policies.sections()

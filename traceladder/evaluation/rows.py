@@ -41,10 +41,18 @@ def _encode(value: Any) -> str:
         return _stdlib(value)
 
 
+# Values that are never, and hold nothing, non-finite: most of what a verdict writes (tool names,
+# argument strings, ids), answered by one type lookup before any other check.
+_FINITE_TYPES = frozenset({str, int, bool, type(None)})
+
+
 def _has_nonfinite(value: Any) -> bool:
     """A NaN or infinity anywhere in `value` (JSON arguments may hold them: `json.loads` reads
     `NaN`); orjson would write it as null, so such a verdict's values go to the stdlib encoder."""
-    if type(value) is float:
+    kind = type(value)
+    if kind in _FINITE_TYPES:
+        return False
+    if kind is float:
         return not isfinite(value)
     if isinstance(value, dict):
         return any(_has_nonfinite(v) for v in value.values())
@@ -124,23 +132,25 @@ class RowBuilder:
                 self.score_offsets.append(len(self.score_keys))
             self.rung_refs.append(row)
         self.rung_span.append((start, len(self.rung_refs)))
-        start = len(self.finding_rows)
+        rows = self.finding_rows
+        start = len(rows)
         for r in v.rungs:
-            for f in r.findings:
-                self.finding_rows.append(
+            # a finding unpacked once (a named tuple): cheaper than an attribute read per field
+            for rung, code, message, tool, param, expected, actual, ordinal in r.findings:
+                rows.append(
                     (
-                        f.rung,
-                        f.code,
-                        f.tool,
-                        f.param,
-                        None if f.expected is None else encode(f.expected),
-                        None if f.actual is None else encode(f.actual),
-                        f.message,
-                        f.ordinal,
+                        rung,
+                        code,
+                        tool,
+                        param,
+                        None if expected is None else encode(expected),
+                        None if actual is None else encode(actual),
+                        message,
+                        ordinal,
                         r.name,
                     )
                 )
-        self.finding_span.append((start, len(self.finding_rows)))
+        self.finding_span.append((start, len(rows)))
         return len(self.verdict_rows) - 1
 
     def tables(self) -> ResultTables:
@@ -263,18 +273,19 @@ def _golden(case: Case) -> list[dict[str, Any]]:
 
 
 def _checks(r: RungResult) -> list[dict[str, Any]]:
+    # checks and diffs are named tuples, unpacked once each (the hot path of a failing trace)
     return [
         {
-            "status": c.status,
-            "expected_tool": c.expected_tool,
-            "actual_tool": c.actual_tool,
-            "actual_ordinal": c.actual_ordinal,
-            "code": c.code,
-            "message": c.message,
+            "status": status,
+            "expected_tool": expected_tool,
+            "actual_tool": actual_tool,
+            "actual_ordinal": actual_ordinal,
+            "code": code,
+            "message": message,
             "diffs": [
-                {"param": d.param, "expected": d.expected, "actual": d.actual, "rule": d.rule, "code": d.code}
-                for d in c.diffs
+                {"param": param, "expected": expected, "actual": actual, "rule": rule, "code": diff_code}
+                for param, expected, actual, rule, diff_code in diffs
             ],
         }  # fmt: skip
-        for c in r.checks
+        for status, _, expected_tool, actual_ordinal, actual_tool, code, diffs, message in r.checks
     ]

@@ -112,32 +112,36 @@ class Ladder:
         analysis = Analysis(inputs)
         results: list[RungResult] = []
         failed = False
-        for rung, needs in _needs(self.rungs):
+        for rung, needs, survivors_only in _needs(self.rungs):
             # Triage first: a trace a lower rung failed is never a survivors-only rung's question,
             # whether or not that rung could have run.
-            absent = next((need for need in needs if getattr(inputs, need, None) is None), None)
-            if rung.SURVIVORS_ONLY and failed:
-                result = _constant(rung, "skipped", "a lower rung failed: sent to triage instead")
-            elif absent is not None:
-                result = _constant(rung, "not_evaluated", f"not evaluated: {inputs.why_absent(absent)}")
+            if survivors_only and failed:
+                results.append(_constant(rung, "skipped", "a lower rung failed: sent to triage instead"))
+                continue
+            # the first input the rung needs that this trace lacks (a plain loop: the hot path)
+            for need in needs:
+                if getattr(inputs, need, None) is None:
+                    result = _constant(rung, "not_evaluated", f"not evaluated: {inputs.why_absent(need)}")
+                    break
             else:
                 result = rung.evaluate(inputs, analysis)
-            failed = failed or result.status == "fail"
+                failed = failed or result.status == "fail"
             results.append(result)
         ignored = analysis.ignored_ordinals if analysis.matched else ()
         return fold(results, ignored)
 
 
 # Per tuple of rungs: each with its needs in a fixed (sorted) order, worked out once, not per trace.
-_NEEDS: dict[tuple[Rung, ...], tuple[tuple[Rung, tuple[str, ...]], ...]] = {}
+_NEEDS: dict[tuple[Rung, ...], tuple[tuple[Rung, tuple[str, ...], bool], ...]] = {}
 # The results every trace a rung cannot judge shares (immutable values: one object serves them all).
 _CONSTANT: dict[tuple[int, str, str, str], RungResult] = {}
 
 
-def _needs(rungs: tuple[Rung, ...]) -> tuple[tuple[Rung, tuple[str, ...]], ...]:
+def _needs(rungs: tuple[Rung, ...]) -> tuple[tuple[Rung, tuple[str, ...], bool], ...]:
+    """Each rung with its needs (sorted) and whether it judges survivors only."""
     found = _NEEDS.get(rungs)
     if found is None:
-        found = _NEEDS[rungs] = tuple((r, tuple(sorted(r.NEEDS))) for r in rungs)
+        found = _NEEDS[rungs] = tuple((r, tuple(sorted(r.NEEDS)), bool(r.SURVIVORS_ONLY)) for r in rungs)
     return found
 
 

@@ -460,9 +460,10 @@ def read_trace(
     call_spans = {c.span_id for c in calls if c.span_id}
     unclaimed: list[SpanView] = []  # tool-looking spans no convention claimed
     texts = _Texts()
+    skipped = {s.span_id for s in unique.values() if registry.simulated_user(s)}
     for span in sorted(unique.values(), key=lambda s: (s.start_ns or 0, s.span_id)):
-        if not isinstance(span.attributes, dict):
-            continue
+        if not isinstance(span.attributes, dict) or span.span_id in skipped:
+            continue  # a simulated user's span is not the agent's: its tool talk is nobody's call
         decided = registry.role_of(span, hooks)
         if decided is not None:
             role, convention = decided
@@ -487,7 +488,7 @@ def read_trace(
         _ids_names(span.attributes, ids, names)
         items.append(_Item(_shape(span.name), _SPAN, span.span_id, frozenset(ids), frozenset(names)))
     for record in {r.record_id: r for r in logs}.values():
-        if isinstance(record.attributes, dict):
+        if isinstance(record.attributes, dict) and record.span_id not in skipped:
             items.extend(_log_items(record, texts))
     unread: dict[tuple[str, str], list[str]] = {}
     for item in items:

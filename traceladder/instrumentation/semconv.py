@@ -65,6 +65,16 @@ CASE_DIMENSION: Final = "traceladder.case.dimension"
 CASE_REPEAT: Final = "traceladder.case.repeat"
 # The 0-based turn of a multi-turn case a trace played (absent on a single-turn case's trace).
 CASE_TURN: Final = "traceladder.case.turn"
+# Who a span speaks for when it is not the agent: `simulated_user` marks the spans of the user a
+# goal case's simulated user plays (`agent.user_sim`). Extraction never reads a marked span as the
+# agent's (no tool calls, no model turn, no history), whatever it records.
+ROLE: Final = "traceladder.role"
+ROLE_SIMULATED_USER: Final = "simulated_user"
+# On the root of the turn whose answer ended a goal case's conversation: why it ended (`stop`: the
+# simulated user said it was done; `max_turns`: the goal's turn budget was spent).
+USER_ENDED: Final = "traceladder.user.ended"
+# The `error.type` of a turn the simulated user failed in (judged NOT_EVALUATED, never the agent's).
+USER_MODEL_ERROR: Final = "user_model_error"
 AGENT_STATUS: Final = "traceladder.agent.status"
 AGENT_STEPS: Final = "traceladder.agent.steps"
 # The sandbox's action ledger when the case ended (JSON list of {action_id, tool, arguments, status}):

@@ -26,19 +26,22 @@ from typing import Any, Literal, get_args
 from traceladder.errors import StoreError, UserError
 from traceladder.live.stats import two_proportion_z
 from traceladder.storage.db import Store, open_store
+from traceladder.storage.trend_reads import (
+    TREND_VIEWS,
+    bucket_rows,
+    class_rows,
+    has_trace_with,
+    known_values,
+    rung_rows,
+    sampling_rules,
+    stored_traces,
+)
 
 By = Literal["version", "hour", "day"]
 BY_CHOICES: tuple[str, ...] = get_args(By)
 DEFAULT_ALPHA = 0.05
 DEFAULT_MIN_TRACES = 30
-# view, its key column, the `trend_traces` column that key is
-_SOURCES = {
-    "version": ("trend_by_version", "service_version", "service_version"),
-    "hour": ("trend_by_hour", "bucket", "hour_bucket"),
-    "day": ("trend_by_day", "bucket", "day_bucket"),
-}
 TREND_MIGRATION = "009_one_pass_rate"  # the views as this module reads them
-_ORDER = {"version": "first_seen, service_version", "hour": "bucket", "day": "bucket"}
 Key = tuple[str | None, str | None, Any]  # service, environment, version or bucket start
 
 
@@ -154,103 +157,57 @@ def trend(
     min_traces: int = DEFAULT_MIN_TRACES,
 ) -> Trend:
     """Every bucket of `by` (filtered to a service / environment) and the drop test over them."""
-    if by not in _SOURCES:
+    if by not in TREND_VIEWS:
         raise ValueError(f"by must be one of {', '.join(BY_CHOICES)}, not {by!r}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), not {alpha}")
-    stored = store.fetchall("SELECT count(*) FROM traces")[0][0]
+    stored = stored_traces(store)
     if stored:
         _check_present(store, "service", service)
         _check_present(store, "environment", environment)
-    where, params = _filters(service, environment)
-    view, view_key, trace_key = _SOURCES[by]
-    order = f"service NULLS LAST, environment NULLS LAST, {_ORDER[by]}"
-    cursor = store.execute(f"SELECT * FROM {view} WHERE {where} ORDER BY {order}", params)
-    names = [d[0] for d in cursor.description]
-    rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
-    rungs = _rungs(store, trace_key, where, params)
-    classes = _classes(store, trace_key, where, params)
+    view_key = TREND_VIEWS[by][1]
+    rows = bucket_rows(store, by, service, environment)
+    rungs = _rungs(store, by, service, environment)
+    classes = _classes(store, by, service, environment)
     buckets = []
     for row in rows:
         key = (row["service"], row["environment"], row[view_key])
         total = row["judged"]
         shared = tuple(replace(c, share=c.traces / total if total else None) for c in classes.get(key, ()))
         buckets.append(Bucket(row, tuple(rungs.get(key, ())), shared))
-    sampling = store.fetchall("SELECT DISTINCT stage, rate, keep_errors FROM sampling ORDER BY ALL")
+    sampling = sampling_rules(store)
     return Trend(
         by, alpha, min_traces, tuple(buckets), _compare(buckets, by, alpha, min_traces),
-        tuple((s, float(r), bool(k)) for s, r, k in sampling), stored,
+        tuple(sampling), stored,
     )  # fmt: skip
 
 
 def _check_present(store: Store, column: str, value: str | None) -> None:
     """A --service or --environment naming nothing in the store is a typo, not a quiet pass."""
-    if value is None or store.fetchall(f"SELECT 1 FROM traces WHERE {column} = ? LIMIT 1", [value]):
+    if value is None or has_trace_with(store, column, value):
         return
-    known = [r[0] for r in store.fetchall(f"SELECT DISTINCT {column} FROM traces WHERE {column} IS NOT NULL")]
+    known = known_values(store, column)
     shown = ", ".join(sorted(known)[:10]) or "none recorded"
     raise UserError(f"no trace in the store has {column} {value!r} (known: {shown})")
 
 
-def _filters(service: str | None, environment: str | None) -> tuple[str, list[str]]:
-    clauses, params = ["true"], []
-    for column, value in (("service", service), ("environment", environment)):
-        if value is not None:
-            clauses.append(f"{column} = ?")
-            params.append(value)
-    return " AND ".join(clauses), params
-
-
-def _rungs(store: Store, key: str, where: str, params: list[str]) -> dict[Key, list[RungRate]]:
-    rows = store.fetchall(
-        f"""
-        SELECT t.service, t.environment, t.{key}, r.rung, r.rung_name,
-               coalesce(sum(t.weight) FILTER (WHERE r.status = 'pass'), 0.0),
-               coalesce(sum(t.weight) FILTER (WHERE r.status IN ('pass', 'fail')), 0.0) AS judged
-        FROM (SELECT * FROM trend_traces WHERE {where}) t JOIN rung_results r USING (trace_id)
-        GROUP BY ALL HAVING judged > 0 ORDER BY r.rung, r.rung_name
-        """,
-        params,
-    )
+def _rungs(store: Store, by: str, service: str | None, environment: str | None) -> dict[Key, list[RungRate]]:
     out: dict[Key, list[RungRate]] = {}
-    for service, env, k, rung, name, passed, judged in rows:
-        out.setdefault((service, env, k), []).append(RungRate(rung, name, passed, judged))
+    for svc, env, k, rung, name, passed, judged in rung_rows(store, by, service, environment):
+        out.setdefault((svc, env, k), []).append(RungRate(rung, name, passed, judged))
     return out
 
 
-def _classes(store: Store, key: str, where: str, params: list[str]) -> dict[Key, list[ClassCount]]:
-    """Per bucket: each failure class's weighted judged traces, and the (rung, tool, param) most of
-    its findings name (findings weighted like their trace; ties broken by name, so it is stable)."""
-    rows = store.fetchall(
-        f"""
-        WITH t AS (SELECT * FROM trend_traces WHERE judged AND failure_class IS NOT NULL AND {where}),
-        classes AS (
-            SELECT service, environment, {key} AS k, failure_class, sum(weight) AS traces FROM t GROUP BY ALL
-        ),
-        places AS (
-            SELECT t.service, t.environment, t.{key} AS k, f.code AS failure_class, f.rung, f.rung_name,
-                   f.tool, f.param, sum(t.weight) AS n
-            FROM t JOIN findings f ON f.trace_id = t.trace_id AND f.code = t.failure_class
-            GROUP BY ALL
-        ),
-        top AS (
-            SELECT *, row_number() OVER (PARTITION BY service, environment, k, failure_class
-                                         ORDER BY n DESC, rung, rung_name, tool, param) AS place
-            FROM places
-        )
-        SELECT c.service, c.environment, c.k, c.failure_class, c.traces, p.rung, p.rung_name, p.tool, p.param
-        FROM classes c
-        LEFT JOIN top p ON p.place = 1 AND p.failure_class = c.failure_class
-             AND p.service IS NOT DISTINCT FROM c.service AND p.environment IS NOT DISTINCT FROM c.environment
-             AND p.k IS NOT DISTINCT FROM c.k
-        ORDER BY c.traces DESC, c.failure_class
-        """,
-        params,
-    )
+def _classes(
+    store: Store, by: str, service: str | None, environment: str | None
+) -> dict[Key, list[ClassCount]]:
+    """Per bucket: each failure class and where most of its findings point (`storage.trend_reads`)."""
     out: dict[Key, list[ClassCount]] = {}
-    for service, env, k, name, traces, rung, rung_name, tool, param in rows:
+    for svc, env, k, name, traces, rung, rung_name, tool, param in class_rows(
+        store, by, service, environment
+    ):
         place = ClassCount(name, traces, None, rung, rung_name, tool, param)
-        out.setdefault((service, env, k), []).append(place)
+        out.setdefault((svc, env, k), []).append(place)
     return out
 
 

@@ -35,20 +35,9 @@ from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions
 from traceladder.storage.db import Store, open_store
 from traceladder.storage.readers import FailedTrace, read_failed_traces
+from traceladder.storage.watch_state import due_trace_ids, record_watermark
 
 NAMED_PER_BATCH = 50  # failed traces named per batch; more would bury the log (the rest: `sql`)
-
-DUE = """
-SELECT t.trace_id
-FROM traces t
-LEFT JOIN trace_results r ON r.trace_id = t.trace_id
-WHERE (r.trace_id IS NULL OR r.judged_seq < t.seq)
-  AND t.last_seen <= $settled
-  AND (t.has_root OR t.last_seen <= $orphaned)
-  AND {sampled}
-ORDER BY t.seq
-LIMIT $limit
-"""
 
 
 @dataclass(frozen=True)
@@ -84,27 +73,18 @@ class WatchProgress:
 
 def due_traces(store: Store, options: WatchOptions, now: datetime) -> list[str]:
     orphan_after = options.orphan_after_s if options.orphan_after_s is not None else 10 * options.settle_s
-    sql = DUE.format(sampled=options.live.sampling.sql("t.trace_id", "t.error"))
-    params = {
-        "settled": now - timedelta(seconds=options.settle_s),
-        "orphaned": now - timedelta(seconds=orphan_after),
-        "limit": options.batch,
-    }
-    return [row[0] for row in store.fetchall(sql, params)]
+    return due_trace_ids(
+        store,
+        settled=now - timedelta(seconds=options.settle_s),
+        orphaned=now - timedelta(seconds=orphan_after),
+        sampled=options.live.sampling.sql("t.trace_id", "t.error"),
+        limit=options.batch,
+    )
 
 
 def _record(name: str) -> Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None]:
     def record(conn: duckdb.DuckDBPyConnection, summary: EvaluationSummary) -> None:
-        now = datetime.now(UTC).replace(tzinfo=None)
-        params = {"name": name}
-        previous = conn.execute("SELECT max(judged) FROM watch_state WHERE name = $name", params).fetchone()
-        judged = ((previous[0] if previous else None) or 0) + summary.units
-        conn.execute("DELETE FROM watch_state WHERE name = $name", params)
-        conn.execute(
-            "INSERT INTO watch_state "
-            "SELECT $name, coalesce(max(judged_seq), 0), $judged, $now FROM trace_results",
-            {**params, "judged": judged, "now": now},
-        )
+        record_watermark(conn, name, summary.units, datetime.now(UTC).replace(tzinfo=None))
 
     return record
 

@@ -26,6 +26,7 @@ from traceladder.errors import UserError, first_line
 from traceladder.span_sources.shard import duckdb_shard
 from traceladder.storage.db import Store
 from traceladder.storage.readers import RUN_MODELS
+from traceladder.storage.span_copies import copy_spans_to_parquet
 from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA
 
 MANIFEST = "_traceladder.json"
@@ -44,22 +45,8 @@ def export_parquet(store: Store, out: Path, shards: int) -> dict[str, Any]:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out} already exists and is not an empty directory; pass a new --out")
     out.mkdir(parents=True, exist_ok=True)
-    cols = ", ".join(SPAN_COLUMNS)
-    shard = duckdb_shard("trace_id", shards)
-    # The trace's day by a join with one small row per trace, not a window over the spans: a
-    # window holds every span (attributes and all) in memory at once; the join streams them.
-    day = "strftime(make_timestamp(min(start_ns) // 1000), '%Y-%m-%d')"
-    days = f"(SELECT trace_id, {day} AS date FROM spans GROUP BY trace_id) d"
-    with store.memory_limit(EXPORT_MEMORY), store.lock:
-        spans = store.conn.execute("SELECT count(*), count(DISTINCT trace_id) FROM spans").fetchone()
-        assert spans is not None
-        if spans[0]:
-            store.conn.execute(
-                f"COPY (SELECT {cols}, d.date, {shard} AS shard FROM spans JOIN {days} USING (trace_id)) "
-                f"TO {_quote(str(out))} (FORMAT parquet, PARTITION_BY (date, shard), "
-                "FILENAME_PATTERN 'part-{uuid}', COMPRESSION zstd)"
-            )
-    manifest = {"layout": LAYOUT, "shards": shards, "spans": spans[0], "traces": spans[1]}
+    spans, traces = copy_spans_to_parquet(store, out, duckdb_shard("trace_id", shards), EXPORT_MEMORY)
+    manifest = {"layout": LAYOUT, "shards": shards, "spans": spans, "traces": traces}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 from traceladder.span_sources.shard import duckdb_shard
 from traceladder.storage.db import Store
 from traceladder.storage.readers import read_run_models
-from traceladder.storage.spans import SPAN_COLUMNS, SPAN_SCHEMA
+from traceladder.storage.span_copies import read_span_shard
 
 
 @dataclass(frozen=True)
@@ -39,11 +39,4 @@ class StoreSource:
 
     def read_shard(self, shard: int, shards: int) -> pa.Table:
         with Store(self.path, read_only=True) as store:
-            return (
-                store.conn.sql(
-                    f"SELECT {', '.join(SPAN_COLUMNS)} FROM spans "
-                    f"WHERE {duckdb_shard('trace_id', shards)} = {int(shard)}"
-                )
-                .to_arrow_table()
-                .cast(SPAN_SCHEMA)
-            )
+            return read_span_shard(store, duckdb_shard("trace_id", shards), shard)

@@ -26,6 +26,22 @@ WHERE trace_id IN (SELECT unnest($ids)) ORDER BY trace_id, ordinal
 """
 
 
+# The case a trace played a turn of in a run (`case_turns`), with the run's domain.
+_CASE_TAGS = """
+SELECT ct.trace_id, r.domain, ct.case_id FROM case_turns ct JOIN runs r USING (run_id)
+WHERE ct.trace_id IN (SELECT unnest($ids))
+"""
+
+
+def read_case_tags(
+    conn: duckdb.DuckDBPyConnection, trace_ids: Sequence[str]
+) -> dict[str, tuple[str | None, str]]:
+    """Trace id → (domain, case id) for every one of `trace_ids` that played a turn of a case."""
+    if not trace_ids:
+        return {}
+    return {t: (d, c) for t, d, c in conn.execute(_CASE_TAGS, {"ids": list(trace_ids)}).fetchall()}
+
+
 class StoredTurn(NamedTuple):
     turn: int
     trace_id: str

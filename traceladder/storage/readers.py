@@ -262,6 +262,13 @@ def read_run_models(store: Store, run_id: str | None = None) -> list[tuple[str, 
     return [(r, m) for r, m in store.fetchall(RUN_MODELS.format(spans=agents), {"run": run_id})]
 
 
+def services_and_agents(store: Store) -> tuple[set[str | None], set[str | None]]:
+    """Every service and every agent name the stored traces record."""
+    services = {r[0] for r in store.fetchall("SELECT DISTINCT service FROM traces")}
+    agents = {r[0] for r in store.fetchall("SELECT DISTINCT agent_name FROM traces")}
+    return services, agents
+
+
 def latest_run(store: Store) -> str:
     rows = store.fetchall("SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
     if not rows:

@@ -64,6 +64,14 @@ class ResultTables:
             pa.concat_tables([p.findings for p in parts]),
         )
 
+    def only(self, trace_ids: pa.Array) -> ResultTables:
+        """These tables' rows of `trace_ids` alone."""
+
+        def keep(table: pa.Table) -> pa.Table:
+            return table.filter(pc.is_in(table.column("trace_id"), value_set=trace_ids))
+
+        return ResultTables(keep(self.traces), keep(self.rungs), keep(self.findings))
+
     def without(self, trace_ids: pa.Array) -> ResultTables:
         """These tables less the rows of `trace_ids` (replaced by a later pass)."""
 

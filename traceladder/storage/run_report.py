@@ -146,17 +146,18 @@ WHERE coalesce(f.tool, '') <> '' AND ($known IS NULL OR list_contains($known, f.
 GROUP BY 1
 """
 # Each named rung score's sum and count over the PASS and FAIL traces, with where the rung and the
-# key come in ladder order (its rung number, the key's position in the rows that store it).
+# key come in ladder order (its rung number, the key's position in the rows that store it). One
+# unnest of the map's entries, the position looked up in its keys: ~20% less CPU than unnesting
+# keys, values and subscripts side by side (decision 490).
 _SCORES = """
-SELECT rung_name, key, sum(value), count(value), min(rung), min(pos) FROM (
-    SELECT rung, rung_name, unnest(map_keys(scores)) AS key, unnest(map_values(scores)) AS value,
-           generate_subscripts(map_keys(scores), 1) AS pos
+SELECT rung_name, e.key, sum(e.value), count(e.value), min(rung), min(list_position(keys, e.key)) FROM (
+    SELECT rung, rung_name, map_keys(scores) AS keys, unnest(map_entries(scores)) AS e
     FROM rung_results SEMI JOIN (SELECT trace_id FROM part_traces WHERE verdict IN ('PASS', 'FAIL')) s
         USING (trace_id)
     WHERE scores IS NOT NULL
 )
-WHERE value IS NOT NULL
-GROUP BY rung_name, key
+WHERE e.value IS NOT NULL
+GROUP BY rung_name, e.key
 """
 _SETTLED_AT = (
     "SELECT coalesce(settled_at::VARCHAR, 'None'), count(*) FROM scoped WHERE verdict = 'FAIL' GROUP BY 1"

@@ -1,6 +1,6 @@
 """The `runs` table: the suite runner's writes (a run started, resumed, finished) and the reads of
 runs and their verdicts for the workflows (consistency, baselines, the gate). The only module that
-holds SQL on `runs`."""
+holds SQL on `runs` and `case_runs`."""
 
 from __future__ import annotations
 
@@ -123,6 +123,26 @@ def record_case_run(store: Store, row: Sequence[Any], turns: Sequence[PlayedTurn
         )
 
 
+def case_run_statuses(store: Store, run_id: str) -> dict[tuple[str, int], str]:
+    """(case id, repeat index) → agent status of every case run a run has recorded: what a resumed
+    run does not run again."""
+    rows = store.fetchall(
+        "SELECT case_id, repeat_index, agent_status FROM case_runs WHERE run_id = ?", [run_id]
+    )
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def commonest_error(store: Store, run_id: str) -> tuple[str | None, int] | None:
+    """The error type most of a run's case runs ended with and how many did (ties: the first by
+    name), or None when none recorded an error."""
+    rows = store.fetchall(
+        "SELECT error_type, count(*) AS n FROM case_runs WHERE run_id = ?"
+        " GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1",
+        [run_id],
+    )
+    return (rows[0][0], rows[0][1]) if rows else None
+
+
 def mark_running(store: Store, run_id: str) -> None:
     """A resumed run is running again."""
     store.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
@@ -194,9 +214,13 @@ def verdicts(store: Store, run_id: str) -> dict[tuple[str, int], tuple[str, str 
 
 
 # Each judged trace of a run, with — for a turn of a multi-turn case — its turn, its
-# conversation's verdict and the turn that decided it.
+# conversation's verdict and the turn that decided it; a turn's failure class, else the class of
+# the conversation finding raised at it (a goal case's GOAL_NOT_MET, an UNCONFIRMED_ACTION).
 _CASE_VERDICTS = """
-SELECT r.case_id, r.repeat_index, r.verdict, r.failure_class, ct.turn, cv.verdict, cv.deciding_turn
+SELECT r.case_id, r.repeat_index, r.verdict,
+       coalesce(r.failure_class, (SELECT min(f.finding_class) FROM conversation_findings f
+                                  WHERE f.conversation_id = c.conversation_id AND f.turn = cv.deciding_turn)),
+       ct.turn, cv.verdict, cv.deciding_turn
 FROM trace_results r
 LEFT JOIN case_turns ct ON ct.trace_id = r.trace_id
 LEFT JOIN conversations c ON c.trace_id = ct.trace_id

@@ -6,5 +6,5 @@ case's root span, gives the agent the domain's tools (`call_tool`, executed in t
 sandbox as `execute_tool` spans; the same tools over MCP at the case's own URL, `mcp_tools`) and
 keeps every span the agent's own instrumentation emits in the case's trace (`attribution`,
 `run_server`); the ladder, reports, baselines and the gate then treat the run like any other.
-The workflow itself: `traceladder.app.agent_run`.
+The workflow itself: `traceladder.workflows.agent_run`.
 """

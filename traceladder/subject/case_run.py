@@ -22,7 +22,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 from traceladder.agent.budget import CaseStopped
 from traceladder.agent.loop import INTERRUPTED, AgentOutcome, ledger_json
 from traceladder.agent.tool_execution import timed_span
-from traceladder.agent.turns import conversation_id, play_turns
+from traceladder.agent.turns import conversation_id, play_goal, play_turns
+from traceladder.agent.user_sim import USER_MODEL_ERROR, GoalConversation, UserModel, UserModelError
 from traceladder.cases.model import Case, Turn
 from traceladder.domain.base import Domain, Sandbox
 from traceladder.instrumentation import semconv as sc
@@ -49,6 +50,7 @@ class CaseSetting:
     timeout_s: float
     agent_fn: AgentFn | None  # the loaded callable (python agents)
     mcp_url: McpUrl | None = None  # the run's MCP tool server (None: the `mcp` extra is missing)
+    user_model: UserModel | None = None  # plays a goal case's user (`agent.user_sim`)
 
 
 def run_agent_case(
@@ -61,6 +63,8 @@ def run_agent_case(
     the agent's answer to it, then this turn's message (docs/agent-under-test.md). The sandbox is
     the case's, shared by its turns."""
     conversation = conversation_id(s.traces.run_id, case, repeat)
+    if case.goal is not None:
+        return _play_goal(s, case, sandbox, repeat, stop, conversation)
     if not case.multi_turn:
         first = ({"role": "user", "content": case.instruction},)
         return _run_turn(s, case, sandbox, repeat, stop, conversation, None, first)
@@ -75,6 +79,25 @@ def run_agent_case(
     return play_turns(case, play)
 
 
+def _play_goal(
+    s: CaseSetting, case: Case, sandbox: Sandbox, repeat: int, stop: threading.Event, conversation: str
+) -> AgentOutcome:
+    """A goal case: the simulated user's messages, one agent call per turn with the conversation
+    so far, until the user is done or the goal's `max_turns` were played."""
+    assert case.goal is not None
+    if s.user_model is None:
+        raise ValueError(f"case {case.id} gives a user goal: it needs a user model")
+    talk = GoalConversation(case.goal, s.user_model, s.tracer, conversation, time.time_ns)
+    history: list[dict[str, str]] = []
+
+    def play(index: int) -> AgentOutcome:
+        outcome = _run_turn(s, case, sandbox, repeat, stop, conversation, index, (), goal=(talk, history))
+        history.append({"role": "assistant", "content": outcome.final_text or ""})
+        return outcome
+
+    return play_goal(case.goal.max_turns, play, lambda: talk.ended is not None)
+
+
 def _run_turn(
     s: CaseSetting,
     case: Case,
@@ -85,8 +108,11 @@ def _run_turn(
     turn: int | None,
     messages: tuple[dict[str, str], ...],
     offered: tuple[str, ...] | None = None,
+    goal: tuple[GoalConversation, list[dict[str, str]]] | None = None,
 ) -> AgentOutcome:
-    """One call of the agent, one trace: `messages` answered (a single-turn case: its one)."""
+    """One call of the agent, one trace: `messages` answered (a single-turn case: its one). With
+    `goal` (the conversation and its history so far), the simulated user's message is asked for
+    inside the trace first — the agent gets the history and it — and its reaction after."""
     started = time.monotonic()
     run_id = s.traces.run_id
     attrs: dict[str, Any] = {
@@ -119,6 +145,10 @@ def _run_turn(
         s.traces.add(case.id, repeat, CaseRoot(trace_id, format(ctx.span_id, "016x")), turn or 0)
         deadline = started + s.timeout_s
         try:
+            if goal is not None:
+                talk, history = goal
+                history.append({"role": "user", "content": talk.message()})
+                messages = tuple(history)
             with s.server.tools_for(toolbox) as key:
                 agent_case = AgentCase(
                     case.id, run_id, repeat, case.dimension, messages, s.domain.system_prompt, tools,
@@ -131,6 +161,10 @@ def _run_turn(
                 else:
                     traceparent = f"00-{trace_id}-{format(ctx.span_id, '016x')}-01"
                     final_text = _command(s, agent_case, traceparent, deadline, stop, root.set_attribute)
+            if goal is not None:
+                goal[0].answered(turn or 0, final_text, root)
+        except UserModelError as exc:
+            error_type, error_message = USER_MODEL_ERROR, str(exc)
         except AgentFailed as exc:
             error_type, error_message = exc.error_type, str(exc)
         except CaseStopped:

@@ -21,7 +21,7 @@ from opentelemetry import trace
 
 from traceladder.agent.breaker import EndpointBreaker
 from traceladder.agent.client import DEFAULT_MODEL, choose_model
-from traceladder.agent.config import redact_url
+from traceladder.agent.config import AgentConfig, redact_url
 from traceladder.agent.runner import (
     CaseDrive,
     ProgressFn,
@@ -34,6 +34,7 @@ from traceladder.agent.runner import (
     run_selection,
 )
 from traceladder.agent.sim import SimModel, SimSpec, is_sim
+from traceladder.agent.user_client import run_user_model
 from traceladder.cases.hashes import input_hashes
 from traceladder.cases.loader import suite_path
 from traceladder.cases.model import Case
@@ -85,6 +86,7 @@ class AgentRunRequest:
     evaluate: bool = True
     ladder: Ladder | None = None
     judge: JudgeOptions | None = None
+    user_model: str | None = None  # plays goal cases' users (`agent.user_client`)
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,11 @@ def run_agent(
         options = RunOptions(case_ids=request.case_ids, dimensions=request.dimensions, repeat=request.repeat)
         selected, repeat = new_selection(suite.cases, options, domain)
         run_id = new_run_id()
+    # the user model is reached like the agent's model: `--base-url` as given (for a sim: model too)
+    user_config = AgentConfig(plan.model, request_timeout_s=plan.timeout_s)
+    user_model = run_user_model(
+        request.user_model, request.base_url or plan.base_url, user_config, selected, domain
+    )
     sim = _sim(plan, suite.cases, domain)
     traces = CaseTraces(run_id)
     exporter = CaseSpanExporter(store, traces)
@@ -183,6 +190,7 @@ def run_agent(
             plan.timeout_s,
             agent_fn,
             mcp_url,
+            user_model,
         )
         summary = _drive(
             store, setting, sim, selected, repeat, request, provider, exporter, progress, on_start
