@@ -168,12 +168,42 @@ def simulated_user(span: SpanView) -> bool:
     return isinstance(attrs, dict) and attrs.get(SIMULATED_USER_KEY) == SIMULATED_USER
 
 
+# Within one trace's extraction (`roles_remembered`), a span's role is decided once: the stage
+# asks it three times (the span's derived columns, the conventions' collect, the reading pass).
+# Keyed by the view's identity, holding the view (so the id is not reused meanwhile) and the hooks
+# it was decided with (other hooks decide again).
+_RoleMemo = dict[int, tuple[SpanView, "Hooks", "tuple[Role, Convention] | None"]]
+_ROLES: ContextVar[_RoleMemo | None] = ContextVar("traceladder_roles", default=None)
+
+
+@contextmanager
+def roles_remembered() -> Iterator[None]:
+    """Meanwhile `role_of` decides each span view's role once per hooks."""
+    token = _ROLES.set({})
+    try:
+        yield
+    finally:
+        _ROLES.reset(token)
+
+
 def role_of(span: SpanView, found: Hooks | None = None) -> tuple[Role, Convention] | None:
     """The role of a span and the convention that decided it, or None when none knows it
     (`found`: the hooks in force, when the caller already has them)."""
     if simulated_user(span):
         return None  # a simulated user's span is never the agent's, whatever it records
     found = found if found is not None else hooks()
+    memo = _ROLES.get()
+    if memo is None:
+        return _decide(span, found)
+    hit = memo.get(id(span))
+    if hit is not None and hit[0] is span and hit[1] is found:
+        return hit[2]
+    decided = _decide(span, found)
+    memo[id(span)] = (span, found, decided)
+    return decided
+
+
+def _decide(span: SpanView, found: Hooks) -> tuple[Role, Convention] | None:
     for convention in found.role:
         role = convention.role(span)
         if role is not None:
@@ -185,4 +215,13 @@ def role_of(span: SpanView, found: Hooks | None = None) -> tuple[Role, Conventio
     return None
 
 
-__all__ = ["LLM", "TOOL", "conventions", "in_force", "markers", "role_of", "simulated_user"]
+__all__ = [
+    "LLM",
+    "TOOL",
+    "conventions",
+    "in_force",
+    "markers",
+    "role_of",
+    "roles_remembered",
+    "simulated_user",
+]

@@ -154,6 +154,17 @@ def _mentions(text: str) -> bool:
     return False
 
 
+# Attribute keys and short values repeat on every span of a trace and across traces (operation
+# names, models, ids of a few kinds): each is looked at once. Bounded: 16,384 texts under
+# `_CACHED` characters are at most a few MB.
+_CACHED = 256
+_remembered = lru_cache(maxsize=16384)(_mentions)
+
+
+def _short_mentions(text: str) -> bool:
+    return _remembered(text) if len(text) < _CACHED else _mentions(text)
+
+
 def _json_value(value: Any) -> Any:
     """A structured value, or JSON text (else a Python literal's repr) that mentions tools, parsed."""
     if isinstance(value, str) and value[:1] in ("[", "{") and _mentions(value):
@@ -225,24 +236,121 @@ def _json_items(value: Any, path: str, out: list[tuple[str, Any]], depth: int = 
             _json_items(child, f"{path}[]", out, depth + 1)
 
 
-def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str) -> Iterator[_Item]:
+def _walk(value: Any) -> list[_Found]:
+    """The call items inside one parsed JSON value, each with the ids and names it holds."""
+    found: list[tuple[str, Any]] = []
+    _json_items(value, "", found)
+    out = []
+    for path, item in found:
+        ids: set[str] = set()
+        names: set[str] = set()
+        _ids_names(item, ids, names)
+        out.append(_Found(path, frozenset(ids), frozenset(names)))
+    return out
+
+
+class _Found(NamedTuple):
+    path: str
+    ids: frozenset[str]
+    names: frozenset[str]
+
+
+class _Seen(NamedTuple):
+    """What one attribute text holds: whether it mentions a tool call, and its call items when it
+    is JSON text (else a Python literal) that does — None when it is neither (`_json_value`)."""
+
+    mentions: bool
+    found: list[_Found] | None
+    extendable: bool  # a JSON list ending in "]": a longer text repeating it reuses `found`
+
+
+_JSON_SPACE = " \t\n\r"
+
+
+class _Texts:
+    """The attribute texts of one trace, each looked at once.
+
+    A chat span's history repeats the previous chat span's history and adds the new turn, so
+    reading each in full is quadratic in the turns; it was most of the extraction stage. A text
+    seen before (the same tool definitions on every chat span) is answered from memory, and a JSON
+    list that extends the list last seen under the same key — its text is that list's text without
+    the closing `]`, then `,` and more elements — is read as that list's items followed by the new
+    elements' items. That is exact: items are found element by element (a list's path is `[]`
+    whatever the index), the repeated elements are the same text, and the new elements, parsed on
+    their own as a list, parse as they do inside the whole (each is complete, and the whole is
+    valid exactly when the tail list is valid and not empty). A mention in the earlier text is one
+    in the longer text, so the longer one mentions a tool call too. Anything else is read afresh.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, _Seen] = {}
+        self._last: dict[str, str] = {}  # key → the last extendable list text read under it
+
+    def look(self, key: str, value: str) -> _Seen:
+        if len(value) < _CACHED:
+            if value[:1] not in ("[", "{") or not _short_mentions(value):
+                return _Seen(_short_mentions(value), None, False)
+            return _fresh(value)
+        seen = self._seen.get(value)
+        if seen is None:
+            seen = self._extend(key, value) or _fresh(value)
+            self._seen[value] = seen
+        if seen.extendable:
+            self._last[key] = value
+        return seen
+
+    def _extend(self, key: str, value: str) -> _Seen | None:
+        before = self._last.get(key)
+        if before is None or len(value) <= len(before):
+            return None
+        head = len(before) - 1  # without its closing "]"
+        if not value.startswith(before[:head]):
+            return None
+        rest = value[head:].lstrip(_JSON_SPACE)
+        if rest[:1] != ",":
+            return None
+        try:
+            tail = orjson.loads("[" + rest[1:])
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(tail, list) or not tail:
+            return None
+        found = self._seen[before].found
+        assert found is not None  # an extendable text was parsed
+        return _Seen(True, found + _walk(tail), value.endswith("]"))
+
+
+def _fresh(value: str) -> _Seen:
+    """`_Seen` of one text read on its own (what `_json_value` reads of it)."""
+    if value[:1] not in ("[", "{"):
+        return _Seen(_mentions(value), None, False)
+    if not _mentions(value):
+        return _Seen(False, None, False)
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        literal = python_literal(value)
+        return _Seen(True, None if literal is None else _walk(literal), False)
+    extendable = isinstance(parsed, list) and value.endswith("]")  # not empty: it mentions a call
+    return _Seen(True, _walk(parsed), extendable)
+
+
+def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str, texts: _Texts) -> Iterator[_Item]:
     """Call items in a flat attribute map: dotted keys grouped by the tool segment (and the index
     after it: `gen_ai.completion.0.function_call.name` and `.arguments` are one item), and JSON
     values holding call items."""
     groups: dict[str, dict[str, Any]] = {}
     for key, value in attrs.items():
-        if isinstance(value, str) and not _mentions(key) and not _mentions(value):
+        seen = texts.look(label + key, value) if isinstance(value, str) else None
+        if seen is not None and not seen.mentions and not _short_mentions(key):
             continue  # names no tool call, as key or as text: nothing to look at
-        parts = key.split(".")
-        hit = next((i for i, p in enumerate(parts) if _says_tool(p)), None)
-        if hit is not None:
-            end = hit + 2 if hit + 1 < len(parts) and parts[hit + 1].isdigit() else hit + 1
-            group = ".".join(parts[:end])
-            rest = ".".join(parts[end:])
-            groups.setdefault(group, {})[rest or "value"] = value
+        grouped = _group_of(key)
+        if grouped is not None:
+            groups.setdefault(grouped[0], {})[grouped[1]] = value
             continue
-        parsed = _json_value(value)
-        if parsed is None:
+        structured = isinstance(value, dict | list)
+        found = seen.found if seen is not None else (_walk(value) if structured else None)
+        if found is None:
             shown = _repr_item(value)
             if shown is not None:
                 yield _Item(
@@ -253,15 +361,8 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str) -> Iter
                     frozenset(shown[1]),
                 )
             continue
-        found: list[tuple[str, Any]] = []
-        _json_items(parsed, "", found)
-        for path, item in found:
-            item_ids: set[str] = set()
-            item_names: set[str] = set()
-            _ids_names(item, item_ids, item_names)
-            yield _Item(
-                f"{label}{_shape(key)} → {path}", source, at, frozenset(item_ids), frozenset(item_names)
-            )
+        for one in found:
+            yield _Item(f"{label}{_shape(key)} → {one.path}", source, at, one.ids, one.names)
     for group, fields in groups.items():
         if all(v in (None, "", [], {}) for v in fields.values()):
             continue
@@ -278,12 +379,25 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str) -> Iter
         yield _Item(f"{label}{_shape(group)}", source, at, frozenset(ids), frozenset(names))
 
 
+@lru_cache(maxsize=8192)  # keys repeat on every span
+def _group_of(key: str) -> tuple[str, str] | None:
+    """(group, field) of a dotted key with a tool segment: the key up to the segment (and the
+    index after it), and the rest ("value" when none); None when no segment says tool."""
+    parts = key.split(".")
+    hit = next((i for i, p in enumerate(parts) if _says_tool(p)), None)
+    if hit is None:
+        return None
+    end = hit + 2 if hit + 1 < len(parts) and parts[hit + 1].isdigit() else hit + 1
+    return ".".join(parts[:end]), ".".join(parts[end:]) or "value"
+
+
+@lru_cache(maxsize=8192)  # shapes repeat on every span
 def _shape(key: str) -> str:
     return _INDEX.sub("N", key)
 
 
-def _span_items(span: SpanView) -> Iterator[_Item]:
-    yield from _flat_items(span.attributes, "", _ATTRIBUTE, span.span_id)
+def _span_items(span: SpanView, texts: _Texts) -> Iterator[_Item]:
+    yield from _flat_items(span.attributes, "", _ATTRIBUTE, span.span_id, texts)
     for event in span.events:
         if not isinstance(event, dict):
             continue
@@ -297,14 +411,14 @@ def _span_items(span: SpanView) -> Iterator[_Item]:
             if ids or names:
                 yield _Item(f"event {name}", _EVENT, span.span_id, frozenset(ids), frozenset(names))
             continue
-        yield from _flat_items(attrs, f"event {name}: ", _EVENT, span.span_id)
+        yield from _flat_items(attrs, f"event {name}: ", _EVENT, span.span_id, texts)
 
 
-def _log_items(record: LogView) -> Iterator[_Item]:
+def _log_items(record: LogView, texts: _Texts) -> Iterator[_Item]:
     label = f"log record {record.event_name or record.attributes.get(sc.EVENT_NAME) or ''}: ".replace(
         " : ", ": "
     )
-    yield from _flat_items(record.attributes, label, _LOG, record.record_id)
+    yield from _flat_items(record.attributes, label, _LOG, record.record_id, texts)
     body = record.body if isinstance(record.body, dict | list) else _json_value(record.body)
     if body is not None:
         found: list[tuple[str, Any]] = []
@@ -345,6 +459,7 @@ def read_trace(
     call_names = {c.tool_name for c in calls if c.tool_name}
     call_spans = {c.span_id for c in calls if c.span_id}
     unclaimed: list[SpanView] = []  # tool-looking spans no convention claimed
+    texts = _Texts()
     skipped = {s.span_id for s in unique.values() if registry.simulated_user(s)}
     for span in sorted(unique.values(), key=lambda s: (s.start_ns or 0, s.span_id)):
         if not isinstance(span.attributes, dict) or span.span_id in skipped:
@@ -363,7 +478,7 @@ def read_trace(
         elif _tool_like(span):
             tool_spans[span.span_id] = span
             unclaimed.append(span)
-        items.extend(_span_items(span))
+        items.extend(_span_items(span, texts))
     for span in unclaimed:
         if span.span_id in call_spans or _wraps_read(span, tool_spans, call_spans):
             continue
@@ -374,7 +489,7 @@ def read_trace(
         items.append(_Item(_shape(span.name), _SPAN, span.span_id, frozenset(ids), frozenset(names)))
     for record in {r.record_id: r for r in logs}.values():
         if isinstance(record.attributes, dict) and record.span_id not in skipped:
-            items.extend(_log_items(record))
+            items.extend(_log_items(record, texts))
     unread: dict[tuple[str, str], list[str]] = {}
     for item in items:
         # a tool span that identifies nothing cannot be matched to a call: it is unread

@@ -243,24 +243,26 @@ class Stage:
         prior: list[tuple[Any, ...]] = []
         trace_ids = sorted(spans.keys() | logs.keys())
         for tid in trace_ids:
-            stored = list(spans.pop(tid, {}).values())
-            found_views = [(i, _span_view(row)) for i, row in stored]
-            kept = [v for _, v in found_views]
-            of_batch = {i: v for i, v in found_views if i >= 0}
-            for i, row in positions.pop(tid, []):
-                # a repeat inside the batch is not stored (the first copy is); it is read alone
-                derived[i] = span_columns(of_batch.get(i) or _span_view(row), hooks)
-            log_views = [_log_view(r) for r in logs.pop(tid, {}).values()]
-            found = extract_trace(kept, log_views)
-            calls.extend(_call_row(tid, c) for c in found.calls)
-            definitions.extend(_definition_row(tid, d) for d in found.definitions)
-            read = read_trace(kept, log_views, [*found.calls, *found.prior], hooks)
-            reading.extend(_reading_rows(tid, read))
-            facts.append((tid, _agent_name(kept, hooks), read.reason))
-            key = conversation_key((v.attributes for v in kept), _resources(row for _, row in stored))
-            if key is not None:
-                keys.append((tid, *key))
-            prior.extend((tid, c.ordinal, c.tool_name, c.call_id, c.arguments_raw) for c in found.prior)
+            # one view per span, its role decided once for the three readers of it
+            with registry.roles_remembered():
+                stored = list(spans.pop(tid, {}).values())
+                found_views = [(i, _span_view(row)) for i, row in stored]
+                kept = [v for _, v in found_views]
+                of_batch = {i: v for i, v in found_views if i >= 0}
+                for i, row in positions.pop(tid, []):
+                    # a repeat inside the batch is not stored (the first copy is); it is read alone
+                    derived[i] = span_columns(of_batch.get(i) or _span_view(row), hooks)
+                log_views = [_log_view(r) for r in logs.pop(tid, {}).values()]
+                found = extract_trace(kept, log_views)
+                calls.extend(_call_row(tid, c) for c in found.calls)
+                definitions.extend(_definition_row(tid, d) for d in found.definitions)
+                read = read_trace(kept, log_views, [*found.calls, *found.prior], hooks)
+                reading.extend(_reading_rows(tid, read))
+                facts.append((tid, _agent_name(kept, hooks), read.reason))
+                key = conversation_key((v.attributes for v in kept), _resources(row for _, row in stored))
+                if key is not None:
+                    keys.append((tid, *key))
+                prior.extend((tid, c.ordinal, c.tool_name, c.call_id, c.arguments_raw) for c in found.prior)
         return DerivedRows(
             stamp=stamp,
             trace_ids=pa.array(trace_ids, pa.string()),
