@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, cli, out_value
-from jsonschema import Draft202012Validator
-
 from conversation.otlp_turns import SCRIPT, Conversation, write
 from conversation.turn_cases import CASE_ID, TURN_CALLS, domain_with_turns, three_turns
+from jsonschema import Draft202012Validator
 
 SCHEMA = json.loads((ROOT / "traceladder" / "schemas" / "report-v1.schema.json").read_text(encoding="utf-8"))
 POLICY = """

@@ -79,5 +79,6 @@ def handle(args: argparse.Namespace) -> int:
         say_judged(summary)
         warn_unseen_policy_sections(store, live.policies, say)
     counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
+    counts += f" conversations={summary.conversations}" if summary.conversations else ""
     print(f"evaluated={summary.units} runs={','.join(summary.runs) or '-'} {counts}".rstrip())
     return ExitCode.OK

@@ -96,7 +96,8 @@ def conversation_lines(entry: Mapping[str, Any]) -> list[str]:
 def conversations_text(block: Mapping[str, Any], failing: Iterable[Sequence[Mapping[str, Any]]]) -> str:
     """The terminal's conversations section: their counts and pass rate, then the first
     `TEXT_LIMIT` that did not pass (`failing`: their entries, a page at a time), each as its
-    turns. Everything a producer sent is made printable (no terminal escapes)."""
+    turns, as lines without a final newline. Everything a producer sent is made printable (no
+    terminal escapes)."""
     counts = block["verdict_counts"]
     said = ", ".join(f"{v} {n}" for v, n in counts.items() if n)
     rate = "—" if block["accuracy"] is None else f"{block['accuracy']:.1%}"
@@ -113,4 +114,4 @@ def conversations_text(block: Mapping[str, Any], failing: Iterable[Sequence[Mapp
             break
     if total > shown:
         lines.append(f"… {total - shown} more in the JSON report")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)

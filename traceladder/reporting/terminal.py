@@ -126,5 +126,8 @@ def render_text(
                 [c for c in report.get("conversations", ()) if c["verdict"] not in ("PASS", "SKIP")]
             ]
         console.print(
-            conversations_text(s["conversations"], conversations), end="", markup=False, highlight=False
+            conversations_text(s["conversations"], conversations),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )

@@ -147,3 +147,32 @@ def _page(
         return list(out.values())
     finally:
         conn.execute("DROP TABLE IF EXISTS page_conversations")
+
+
+# Per trend bucket (`trend_traces`, filtered by `{where}`, keyed by its column `{key}`): the
+# conversations of several turns whose last turn is in it, by their live verdict. A conversation
+# is counted where it ended, once, unweighted (sampling keeps or drops traces, not dialogues).
+_BUCKETS = """
+WITH ended AS (
+    SELECT c.conversation_id, arg_max(t.service, c.turn) AS service,
+           arg_max(t.environment, c.turn) AS environment, arg_max(t.{key}, c.turn) AS k
+    FROM conversations c JOIN (SELECT * FROM trend_traces WHERE {where}) t USING (trace_id)
+    WHERE c.conversation_id IN (SELECT conversation_id FROM conversations GROUP BY 1 HAVING count(*) > 1)
+    GROUP BY c.conversation_id
+)
+SELECT e.service, e.environment, e.k, coalesce(r.verdict, 'NOT_EVALUATED'), count(*)
+FROM ended e LEFT JOIN ({latest}) r USING (conversation_id)
+GROUP BY ALL
+"""
+
+
+def conversation_buckets(
+    store: Store, key: str, where: str, params: list[str]
+) -> dict[tuple[Any, Any, Any], dict[str, int]]:
+    """(service, environment, bucket key) → verdict → conversations that ended in that bucket of
+    `trend_traces` (`key`: its column; `where`: its filter, with `params`)."""
+    sql = _BUCKETS.format(key=key, where=where, latest=LATEST_CONVERSATION_RESULTS)
+    out: dict[tuple[Any, Any, Any], dict[str, int]] = {}
+    for service, environment, k, verdict, n in store.fetchall(sql, params):
+        out.setdefault((service, environment, k), {})[verdict] = int(n)
+    return out
