@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 from conftest import cli
-
 from conversation.otlp_turns import SCRIPT, Conversation, write
 
 POLICY = """
