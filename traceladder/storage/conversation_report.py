@@ -25,12 +25,16 @@ from traceladder.storage.readers import json_or_none
 
 BATCH_CONVERSATIONS = 200  # conversations (with every turn and call) held at once by a renderer
 
-# The conversations of the scope's traces that a report shows (module docstring).
+# The conversations of the scope's traces that a report shows (module docstring): the rows of
+# conversations of several turns (those with a turn past the first) or of multi-turn case runs,
+# joined with the scope — an inner join built on those few rows, never a hash of every
+# conversation or trace of a large run (the summary's memory must not grow with it).
 _SHOWN = """
-SELECT c.conversation_id FROM conversations c
-WHERE c.conversation_id IN (SELECT conversation_id FROM conversations SEMI JOIN ({rows}) s USING (trace_id))
-GROUP BY c.conversation_id
-HAVING count(*) > 1 OR bool_or(c.trace_id IN (SELECT trace_id FROM case_turns))
+SELECT DISTINCT m.conversation_id FROM ({rows}) s JOIN (
+    SELECT c.trace_id, c.conversation_id FROM conversations c
+    WHERE c.conversation_id IN (SELECT conversation_id FROM conversations WHERE turn > 0)
+       OR c.trace_id IN (SELECT trace_id FROM case_turns)
+) m USING (trace_id)
 """
 _NOT_JUDGED = "not judged as a conversation yet"
 
