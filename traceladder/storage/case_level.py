@@ -30,14 +30,15 @@ FROM conversation_results WHERE run_id IS NULL GROUP BY conversation_id
 
 def case_level(rows: str) -> str:
     """A SELECT of the case runs of `rows` (a relation of `trace_results` rows), one row each,
-    with `trace_results`' columns (module docstring)."""
+    with `trace_results`' columns (module docstring). `rows` is named where it is read, never in
+    a CTE read twice: DuckDB would materialise it, every column of every trace (the evidence
+    included), and a summary's memory would grow with the run."""
     return f"""
-WITH rows_in AS (SELECT * FROM {rows}),
-turns AS (
+WITH turns AS (
     SELECT s.trace_id, ct.run_id AS t_run, ct.case_id AS t_case, ct.repeat_index AS t_repeat,
            coalesce(c.turn, ct.turn) AS t_turn, c.conversation_id,
            count(*) OVER (PARTITION BY ct.run_id, ct.case_id, ct.repeat_index) AS played
-    FROM rows_in s JOIN case_turns ct USING (trace_id) LEFT JOIN conversations c USING (trace_id)
+    FROM (SELECT trace_id FROM {rows}) s JOIN case_turns ct USING (trace_id) LEFT JOIN conversations c USING (trace_id)
 ),
 judged AS (
     SELECT t.*, cv.verdict AS c_verdict, cv.deciding_turn, cv.reason,
@@ -48,7 +49,7 @@ judged AS (
                               ORDER BY t.t_turn = cv.deciding_turn DESC NULLS LAST, t.t_turn DESC) AS pick
     FROM turns t LEFT JOIN ({LATEST_CONVERSATION_RESULTS}) cv USING (conversation_id)
 )
-SELECT * FROM rows_in s WHERE s.trace_id NOT IN (SELECT trace_id FROM turns)
+SELECT * FROM {rows} s WHERE s.trace_id NOT IN (SELECT trace_id FROM turns)
 UNION ALL BY NAME
 SELECT s.* REPLACE (
     CASE WHEN j.c_verdict IS NOT NULL THEN j.c_verdict
@@ -63,5 +64,5 @@ SELECT s.* REPLACE (
     -- a FAIL a conversation check decided was settled by no rung of the turn that passed
     CASE WHEN j.c_verdict IS NULL OR j.c_verdict = s.verdict THEN s.settled_at END AS settled_at
 )
-FROM rows_in s JOIN judged j USING (trace_id) WHERE j.pick = 1
+FROM {rows} s JOIN judged j USING (trace_id) WHERE j.pick = 1
 """
