@@ -38,7 +38,8 @@ WITH turns AS (
     SELECT s.trace_id, ct.run_id AS t_run, ct.case_id AS t_case, ct.repeat_index AS t_repeat,
            coalesce(c.turn, ct.turn) AS t_turn, c.conversation_id,
            count(*) OVER (PARTITION BY ct.run_id, ct.case_id, ct.repeat_index) AS played
-    FROM (SELECT trace_id FROM {rows}) s JOIN case_turns ct USING (trace_id) LEFT JOIN conversations c USING (trace_id)
+    FROM (SELECT trace_id FROM {rows}) s JOIN case_turns ct USING (trace_id)
+    LEFT JOIN conversations c USING (trace_id)
 ),
 judged AS (
     SELECT t.*, cv.verdict AS c_verdict, cv.deciding_turn, cv.reason,
