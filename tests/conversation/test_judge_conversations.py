@@ -60,7 +60,7 @@ def test_a_request_never_confirmed_fails_the_conversation_at_its_turn(tmp_path: 
             "SELECT verdict, deciding_turn, reason FROM conversation_results"
         ).fetchone()
         assert (verdict, turn) == ("FAIL", 1)
-        assert reason.startswith("UNCONFIRMED_ACTION at turn 1: request_cancel")
+        assert reason.startswith("UNCONFIRMED_ACTION at turn 2: request_cancel")
         assert conn.execute("SELECT turn, finding_class, rule FROM conversation_findings").fetchall() == [
             (1, "UNCONFIRMED_ACTION", "request_cancel")
         ]

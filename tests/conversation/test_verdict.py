@@ -24,14 +24,14 @@ def test_all_pass() -> None:
 
 def test_earliest_failing_turn_decides() -> None:
     v = fold_conversation([PASS, ERR, FAIL, FAIL], [])
-    assert (v.verdict, v.deciding_turn, v.reason) == (VerdictValue.FAIL, 2, "turn 2 failed")
+    assert (v.verdict, v.deciding_turn, v.reason) == (VerdictValue.FAIL, 2, "turn 3 failed")
 
 
 def test_conversation_finding_fails_a_conversation_of_passing_turns() -> None:
     finding = ConversationFinding(1, "UNCONFIRMED_ACTION", "cancel_order never confirmed", "confirm")
     v = fold_conversation([PASS, PASS, PASS], [finding])
     assert v.verdict is VerdictValue.FAIL and v.deciding_turn == 1
-    assert v.reason == "UNCONFIRMED_ACTION at turn 1: cancel_order never confirmed"
+    assert v.reason == "UNCONFIRMED_ACTION at turn 2: cancel_order never confirmed"
 
 
 def test_finding_beats_bare_turn_failure_at_the_same_turn_and_earlier_turn_wins() -> None:

@@ -71,5 +71,6 @@ def handle(args: argparse.Namespace) -> int:
     say_judged(summary)
     for warning in result.warnings:
         print(f"traceladder: evaluate: {printable(warning)}", file=sys.stderr, flush=True)
+    counts += f" conversations={summary.conversations}" if summary.conversations else ""
     print(f"evaluated={summary.units} runs={runs} {counts}".rstrip())
     return ExitCode.OK

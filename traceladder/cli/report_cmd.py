@@ -145,7 +145,13 @@ def _run_report(args: argparse.Namespace, fmt: ReportFormat, store: Store, db: P
             from traceladder.reporting.terminal import render_text  # rich: only when printing text
 
             opened = request.opened
-            render_text(opened.head, terminal(), failing=opened.failing, failing_count=opened.failing_count)
+            render_text(
+                opened.head,
+                terminal(),
+                failing=opened.failing,
+                failing_count=opened.failing_count,
+                conversations=opened.conversation_batches(failing=True),
+            )
             return None
         path = args.output or (_page_path(db, request.run_id) if fmt.page else None)
         if path is None:

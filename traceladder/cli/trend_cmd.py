@@ -180,6 +180,9 @@ def render_text(result: Trend, console: Console) -> None:
     # ("invariants 100.0%" on one line) while the columns around it fold to make room.
     table.add_column("rungs (pass rate)", no_wrap=True)
     table.add_column("top failure classes (traces)", overflow="fold")
+    talks = any(b.conversations.conversations for b in result.buckets)
+    if talks:  # a store with conversations: how many ended in each bucket, and their pass rate
+        table.add_column("conversations", justify="right", no_wrap=True)
     for b in result.buckets:
         rungs = "\n".join(f"{r.rung_name} {_pct(r.pass_rate)}" for r in b.rungs)
         classes = "\n".join(
@@ -187,9 +190,11 @@ def render_text(result: Trend, console: Console) -> None:
             for c in b.classes[:SHOWN_CLASSES]
         )
         row = b.row
-        cells = (b.key[0] or "—", b.key[1] or "—", label(b, result.by), _count(row["traces"]),
+        cells = [b.key[0] or "—", b.key[1] or "—", label(b, result.by), _count(row["traces"]),
                  _count(row["scored"]), _pct(row["pass_rate"]), _ci(b), _pct(row["success_rate"]), rungs,
-                 classes)  # fmt: skip
+                 classes]  # fmt: skip
+        if talks:
+            cells.append(f"{b.conversations.conversations} · {_pct(b.conversations.pass_rate)}")
         table.add_row(*(Text(printable(cell)) for cell in cells))
     console.print(table)
     for c in result.comparisons:
@@ -213,6 +218,12 @@ def as_json(result: Trend, service: str | None, environment: str | None) -> dict
             **{k: _plain(v) for k, v in b.row.items()},
             "rungs": [{**asdict(r), "pass_rate": r.pass_rate} for r in b.rungs],
             "failure_classes": [asdict(c) for c in b.classes],
+            "conversations": {
+                "conversations": b.conversations.conversations,
+                "verdict_counts": b.conversations.verdicts,
+                "scored": b.conversations.scored,
+                "pass_rate": b.conversations.pass_rate,
+            },
         }
         for b in result.buckets
     ]

@@ -80,7 +80,6 @@ def handle(args: argparse.Namespace) -> int:
             signal.signal(s, handler)
     counts = " ".join(f"{v}={n}" for v, n in sorted(progress.verdicts.items()))
     line = f"watched batches={progress.batches} judged={progress.judged} {counts}".rstrip()
-    if args.conversation_idle is not None:
-        line += f" conversations={progress.conversations}"
+    line += f" conversations={progress.conversations}"  # judged, as traces are
     print(line)
     return ExitCode.OK

@@ -14,7 +14,8 @@ turn confirmed in a later one, a forbidden tool, a step budget for the whole dia
 6. else PASS (SKIP turns among passing ones are counted, not rated), with no deciding turn.
 
 `deciding_turn` is the 0-based index of the turn that decided the verdict (None for a PASS, where
-no single turn decides, and for a conversation with no turns).
+no single turn decides, and for a conversation with no turns). The `reason` line counts turns from
+1, as a person reads them and as reports name them (`CASE turn 2` is `deciding_turn` 1).
 """
 
 from __future__ import annotations
@@ -71,15 +72,15 @@ def fold_conversation(
         # "turn failed" — sorting on a key that is stable for equal turns keeps findings' order.
         turn, kind, message = min(failing, key=lambda f: (f[0], f[1] == "turn"))
         if kind == "turn":
-            return ConversationVerdict(VerdictValue.FAIL, turn, f"turn {turn} failed")
-        return ConversationVerdict(VerdictValue.FAIL, turn, f"{kind} at turn {turn}: {message}")
+            return ConversationVerdict(VerdictValue.FAIL, turn, f"turn {turn + 1} failed")
+        return ConversationVerdict(VerdictValue.FAIL, turn, f"{kind} at turn {turn + 1}: {message}")
     for word, says in (
         (VerdictValue.AGENT_ERROR, "had an agent error"),
         (VerdictValue.NOT_EVALUATED, "was not evaluated"),
     ):
         if word in verdicts:
             turn = verdicts.index(word)
-            return ConversationVerdict(word, turn, f"turn {turn} {says}")
+            return ConversationVerdict(word, turn, f"turn {turn + 1} {says}")
     if all(v is VerdictValue.SKIP for v in verdicts):
         return ConversationVerdict(VerdictValue.SKIP, None, f"all {len(verdicts)} turns skipped")
     passed = sum(v is VerdictValue.PASS for v in verdicts)

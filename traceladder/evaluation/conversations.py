@@ -46,9 +46,9 @@ def judge_conversations(
     policies: PolicySet | None,
     idle_since: datetime | None = None,
     goals: Goals | None = None,
-) -> int:
+) -> list[str]:
     """Judge and store every conversation of more than one turn that `trace_ids` touch; returns
-    how many. A one-turn conversation is its trace: its verdict is the trace's, stored once.
+    their ids. A one-turn conversation is its trace: its verdict is the trace's, stored once.
     `idle_since` (`watch --conversation-idle`): a conversation whose last turn gained a span after
     it may not be over — its stale verdict is dropped and it is judged once idle (`judge_idle`).
     `goals`: a goal case's conversation (its turns played by `run`, `case_turns`) is judged
@@ -84,11 +84,11 @@ def judge_conversations(
         )
     forget_results(conn, busy)
     write_results(conn, rows)
-    return len(rows)
+    return [r.conversation_id for r in rows]
 
 
 def judge_idle(conn: duckdb.DuckDBPyConnection, policies: PolicySet | None, idle_since: datetime) -> int:
     """Judge the conversations idle since `idle_since` whose verdict is missing or older than one
     of their turns' results (`watch`, every poll); returns how many."""
     due = idle_due(conn, idle_since)
-    return judge_conversations(conn, due, policies, idle_since) if due else 0
+    return len(judge_conversations(conn, due, policies, idle_since)) if due else 0

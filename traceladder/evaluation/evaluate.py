@@ -62,6 +62,7 @@ class EvaluationSummary:
     runs: tuple[str, ...]
     verdicts: Mapping[str, int]
     judge: PhaseResult | None = None  # what the judge phase did, when a judge is configured
+    conversations: int = 0  # conversations of several turns judged with these traces
 
 
 def evaluate_store(
@@ -157,6 +158,7 @@ class _Pass:
         self.count = 0
         self.runs: set[str] = set()
         self.verdicts: Counter[str] = Counter()
+        self.conversations: set[str] = set()  # judged (a conversation of two batches once)
         self.phase: PhaseResult | None = None
         self.conversation_idle_since: datetime | None = None
         self.goals: Goals | None = None  # the goal cases of the suites judged against
@@ -204,7 +206,9 @@ class _Pass:
             yield self.settled.only(part), start + BATCH_TRACES >= len(self.reused)
 
     def summary(self) -> EvaluationSummary:
-        return EvaluationSummary(self.count, tuple(sorted(self.runs)), dict(self.verdicts), self.phase)
+        return EvaluationSummary(
+            self.count, tuple(sorted(self.runs)), dict(self.verdicts), self.phase, len(self.conversations)
+        )
 
     def each(self, conn: duckdb.DuckDBPyConnection, tables: ResultTables) -> None:
         """In every batch's transaction: its verdicts counted, stale judgments of its traces dropped."""
@@ -219,7 +223,9 @@ class _Pass:
         # judged again with the second, whole each time: its rows are replaced, never added twice.
         for start in range(0, len(self.ids), BATCH_TRACES):
             batch = self.ids.slice(start, BATCH_TRACES).to_pylist()
-            judge_conversations(conn, batch, self.live.policies, self.conversation_idle_since, self.goals)
+            self.conversations.update(
+                judge_conversations(conn, batch, self.live.policies, self.conversation_idle_since, self.goals)
+            )
         sampling = self.live.sampling
         if not sampling.everything:  # so rates computed later know what a trace stands for
             record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)

@@ -13,6 +13,8 @@ out), hours or days in time order. A pair is flagged when both have at least `mi
 traces (PASS or FAIL; the views' `scored_effective`) and the one-sided pooled two-proportion
 z-test of "the later rate is lower" gives p < `alpha`. A flagged pair names the failure classes
 whose share of judged traces grew, each with the rung, tool and parameter most of its findings name.
+Each bucket also counts the conversations of several turns that ended in it, with their pass rate
+(issue 33; shown, never tested).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, Literal, get_args
 
 from traceladder.errors import StoreError, UserError
 from traceladder.live.stats import two_proportion_z
+from traceladder.storage.conversation_report import conversation_buckets
 from traceladder.storage.db import Store, open_store
 from traceladder.storage.trend_reads import (
     TREND_VIEWS,
@@ -80,10 +83,31 @@ class ClassCount:
 
 
 @dataclass(frozen=True)
+class ConversationCounts:
+    """The conversations of several turns that ended in a bucket (their last turn's trace is in
+    it), by their verdict, unweighted; the pass rate is PASS / (PASS + FAIL), as the traces'."""
+
+    verdicts: dict[str, int]
+
+    @property
+    def conversations(self) -> int:
+        return sum(self.verdicts.values())
+
+    @property
+    def scored(self) -> int:
+        return self.verdicts.get("PASS", 0) + self.verdicts.get("FAIL", 0)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.verdicts.get("PASS", 0) / self.scored if self.scored else None
+
+
+@dataclass(frozen=True)
 class Bucket:
     row: dict[str, Any]  # the view's row, by column name
     rungs: tuple[RungRate, ...]
     classes: tuple[ClassCount, ...]  # most traces first
+    conversations: ConversationCounts = ConversationCounts({})
 
     @property
     def key(self) -> Key:
@@ -169,12 +193,14 @@ def trend(
     rows = bucket_rows(store, by, service, environment)
     rungs = _rungs(store, by, service, environment)
     classes = _classes(store, by, service, environment)
+    conversations = conversation_buckets(store, by, service, environment)
     buckets = []
     for row in rows:
         key = (row["service"], row["environment"], row[view_key])
         total = row["judged"]
         shared = tuple(replace(c, share=c.traces / total if total else None) for c in classes.get(key, ()))
-        buckets.append(Bucket(row, tuple(rungs.get(key, ())), shared))
+        counted = ConversationCounts(conversations.get(key, {}))
+        buckets.append(Bucket(row, tuple(rungs.get(key, ())), shared, counted))
     sampling = sampling_rules(store)
     return Trend(
         by, alpha, min_traces, tuple(buckets), _compare(buckets, by, alpha, min_traces),

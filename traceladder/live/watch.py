@@ -68,7 +68,7 @@ class WatchProgress:
     batches: int = 0
     judged: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
-    conversations: int = 0  # conversations judged (with --conversation-idle)
+    conversations: int = 0  # conversations of several turns judged (with their turns, or once idle)
 
 
 def due_traces(store: Store, options: WatchOptions, now: datetime) -> list[str]:
@@ -186,7 +186,9 @@ def watch(
         progress.judged += summary.units
         for verdict, n in summary.verdicts.items():
             progress.verdicts[verdict] = progress.verdicts.get(verdict, 0) + n
+        progress.conversations += summary.conversations
         counts = " ".join(f"{v}={n}" for v, n in sorted(summary.verdicts.items()))
+        counts += f" conversations={summary.conversations}" if summary.conversations else ""
         judged = f"; {summary.judge.line()}" if summary.judge is not None else ""
         say(f"judged {summary.units} traces {counts} (total {progress.judged}){judged}")
         for line in failed_lines(batch.failed):

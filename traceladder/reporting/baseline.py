@@ -88,6 +88,7 @@ def build_baseline(
         for r in report["results"]
         if r["repeat_index"] == 0
     }
+    cases.update(_conversation_cases(report))
     body = {
         "schema": "BaselineV1",
         "locked_at": (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -169,3 +170,23 @@ def check_lock_runs(runs: Sequence[Trial]) -> None:
         f"runs {problem.first} and {problem.other} do not have identical inputs: different "
         + ", ".join(problem.differing)
     )
+
+
+def _conversation_cases(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A multi-turn case's entry is its conversation's verdict, as the report counts it (decision
+    460), never its last turn's: the class of the conversation finding that decided it, else the
+    deciding turn's own."""
+    taxonomy = {r["trace_id"]: r["taxonomy"] for r in report["results"]}
+    out = {}
+    for c in report.get("conversations", ()):
+        if c["case_id"] is None or c["repeat_index"] != 0:
+            continue
+        decided = c["deciding_turn"]
+        found = [f["finding_class"] for f in c["findings"] if f["turn"] == decided]
+        turn = next((t for t in c["turns"] if t["turn"] == decided), None)
+        cls = found[0] if found else taxonomy.get(turn["trace_id"]) if turn else None
+        out[c["case_id"]] = {
+            "verdict": c["verdict"],
+            "failure_class": cls if c["verdict"] == "FAIL" else None,
+        }
+    return out

@@ -10,7 +10,7 @@ the long-form rung results, so a new rung appears without a code change here.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from traceladder.evaluators.types import SCORED, VERDICTS, VerdictValue
@@ -276,12 +276,41 @@ def summary_problems(report: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def case_runs_in(results: Iterable[Mapping[str, Any]]) -> int:
+    """How many case runs `results` (in report order) are: each result is one, except the turns of
+    a multi-turn case, which together are one (decision 460; they come one after another)."""
+    counter = CaseRunCount()
+    for result in results:
+        counter.add(result)
+    return counter.count
+
+
+class CaseRunCount:
+    """`case_runs_in` for results seen one at a time (a streamed report): `add` each in report
+    order, then read `count`."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._previous: tuple[Any, Any] | None = None
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        key = case_run_key(result)
+        self.count += key is None or key != self._previous
+        self._previous = key
+
+
+def case_run_key(result: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """The (case, repeat) a turn of a multi-turn case plays, None for any other result."""
+    return (result["case_id"], result["repeat_index"]) if result.get("turn") is not None else None
+
+
 def report_problems(report: Mapping[str, Any]) -> list[str]:
-    """`summary_problems`, and the run's case_count is the number of its results."""
+    """`summary_problems`, and the run's case_count is the number of case runs its results are."""
     found = summary_problems(report)
     s = report["summary"]
-    if s["case_count"] != len(report["results"]):
-        found.append(f"summary: case_count {s['case_count']} but {len(report['results'])} results")
+    runs = case_runs_in(report["results"])
+    if s["case_count"] != runs:
+        found.append(f"summary: case_count {s['case_count']} but the results are {runs} case runs")
     return found
 
 

@@ -21,6 +21,7 @@ from traceladder import __version__
 from traceladder.evaluators.types import SCORED
 from traceladder.reporting import html_sections as sections
 from traceladder.reporting.html_cases import VERDICT_ICONS, case_table, filters
+from traceladder.reporting.html_conversations import CONVERSATION_LIMIT, conversations_section
 from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of
 from traceladder.reporting.html_digest import PageDigest
 from traceladder.reporting.html_exchange import prompts_block, system_prompts
@@ -101,6 +102,7 @@ def render_html(
         sections.ladder(report, digest, where),
         sections.rates(report, digest),
         sections.classes(report, digest, where),
+        _conversations(report),
         _cases(shown, hidden, details, digest.limit),
     ]
     nav = "".join(
@@ -113,6 +115,7 @@ def render_html(
             ("ladder", "Cost ladder", True),
             ("rates", "By dimension and tool", True),
             ("classes", "Failure classes", True),
+            ("conversations", "Conversations", "conversations" in report["summary"]),
             ("cases", "Cases", True),
         )
         if on
@@ -130,6 +133,14 @@ def render_html(
         f'<script type="application/json" id="report-data">{script_json(embedded)}</script>'
         f"<script>{js}</script></body></html>\n"
     )
+
+
+def _conversations(report: Mapping[str, Any]) -> str:
+    """The conversations section, for a report that has conversations (its first ones)."""
+    if "conversations" not in report["summary"]:
+        return ""
+    shown = list(report.get("conversations", ()))[:CONVERSATION_LIMIT]
+    return conversations_section(report["summary"]["conversations"], shown)
 
 
 def _headline(report: Mapping[str, Any], live: LiveContext | None) -> str:

@@ -11,25 +11,31 @@ emits ESC or NUL must not make the CI artifact unparsable.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from traceladder.evaluators.types import UNRATED, VerdictValue
+from traceladder.evaluators.types import UNRATED, VERDICTS, VerdictValue
 from traceladder.reporting.build import result_name
 from traceladder.text import xml_text
 
 _DECLARATION = "<?xml version='1.0' encoding='utf-8'?>\n"
 
 
-def junit_frame(report: Mapping[str, Any]) -> tuple[str, str]:
-    """The text before the first test case and after the last: the suite's name and totals come
-    from the summary, so they are known before any result is read."""
-    summary = report["summary"]
-    s = summary["verdict_counts"]
+def junit_frame(
+    report: Mapping[str, Any], trace_verdicts: Mapping[str, int] | None = None
+) -> tuple[str, str]:
+    """The text before the first test case and after the last: the suite's name and its totals
+    of test cases, i.e. of judged traces (`trace_verdicts`: verdict → traces, known before any
+    result is read; counted from a whole report's results when not given). A multi-turn case's
+    turns are each a test case, as they are each a result (the summary counts the case once)."""
+    if trace_verdicts is None:
+        trace_verdicts = Counter(r["verdict"] for r in report["results"])
+    s = {v: trace_verdicts.get(v, 0) for v in VERDICTS}
     suite = ET.Element(
         "testsuite",
         name=xml_text(f"traceladder {report['run'].get('run_id')}"),
-        tests=str(summary["case_count"]),
+        tests=str(sum(s.values())),
         failures=str(s[VerdictValue.FAIL]),
         errors=str(s[VerdictValue.AGENT_ERROR]),
         skipped=str(sum(s.get(v, 0) for v in UNRATED)),

@@ -3,7 +3,7 @@ reaches the terminal with its control characters (see `traceladder.text`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -13,6 +13,7 @@ from rich.text import Text
 
 from traceladder.evaluators.types import VERDICTS, VerdictValue
 from traceladder.reporting.build import dimension_label, result_name
+from traceladder.reporting.conversations import conversations_text
 from traceladder.reporting.judge_text import judge_sentence
 from traceladder.text import printable
 
@@ -42,10 +43,13 @@ def render_text(
     show_cases: int = 20,
     failing: Sequence[Mapping[str, Any]] | None = None,
     failing_count: int | None = None,
+    conversations: Iterable[Sequence[Mapping[str, Any]]] | None = None,
 ) -> None:
-    """The summary tables and the first `show_cases` failing traces (FAIL or AGENT_ERROR). A
-    streamed report passes those (`failing`, in report order) and how many there are
-    (`failing_count`); a whole one lets them be found among its results."""
+    """The summary tables and the first `show_cases` failing traces (FAIL or AGENT_ERROR), then
+    the conversations' counts and the first that did not pass, each as its turns. A streamed
+    report passes those (`failing`, in report order), how many there are (`failing_count`) and
+    its failing conversations a page at a time (`conversations`); a whole one lets them be found
+    among its results and conversations."""
     run, s = report["run"], report["summary"]
     counts = s["verdict_counts"]
     console.print(
@@ -116,3 +120,14 @@ def render_text(
         console.print(cases)
         if total > show_cases:
             console.print(f"… {total - show_cases} more in the JSON report")
+    if "conversations" in s:
+        if conversations is None:
+            conversations = [
+                [c for c in report.get("conversations", ()) if c["verdict"] not in ("PASS", "SKIP")]
+            ]
+        console.print(
+            conversations_text(s["conversations"], conversations),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

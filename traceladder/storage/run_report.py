@@ -17,12 +17,13 @@ import itertools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import duckdb
 
 from traceladder.errors import UserError
+from traceladder.storage.case_level import case_level
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.storage.readers import RunRows, dict_rows, json_or_none, request_notes
 
@@ -86,15 +87,17 @@ def scope_of_traces(store: Store, trace_ids: Sequence[str]) -> Scope:
 
 @contextmanager
 def _scoped(store: Store, scope: Scope) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The connection, under the store's lock, with `scoped` (the scope's `trace_results` rows)
-    and `scope_traces` (their ids) as views."""
+    """The connection, under the store's lock, with `scoped` (the scope's `trace_results` rows),
+    `scope_traces` (their ids) and `scored` (its case runs, `storage.case_level`) as views."""
     with store.lock:
         conn = store.conn
         conn.execute(f"CREATE OR REPLACE TEMP VIEW scoped AS SELECT * FROM {scope.rows}")
         conn.execute("CREATE OR REPLACE TEMP VIEW scope_traces AS SELECT trace_id FROM scoped")
+        conn.execute(f"CREATE OR REPLACE TEMP VIEW scored AS {case_level('scoped')}")
         try:
             yield conn
         finally:
+            conn.execute("DROP VIEW IF EXISTS scored")
             conn.execute("DROP VIEW IF EXISTS scope_traces")
             conn.execute("DROP VIEW IF EXISTS scoped")
 
@@ -111,6 +114,8 @@ class Aggregates:
     verdict, traces it settled); `judge_statuses`: rung 5's status → traces; `judgments`: the
     judge's figures (see `_JUDGMENTS`), None when the scope has no judgment; `failing`: the first
     `failing_limit` FAIL or AGENT_ERROR results in report order, and `failing_count` all of them.
+    Every figure but the last counts case runs (`scored`: a multi-turn case run once);
+    `trace_verdicts` counts each judged trace (each turn its own), as JUnit lists them.
     """
 
     verdicts: list[tuple[str | None, str, int]]
@@ -126,12 +131,13 @@ class Aggregates:
     failing: list[dict[str, Any]]
     failing_count: int
     evaluator_version: str | None
+    trace_verdicts: dict[str, int] = field(default_factory=dict)
 
 
-_CLASSES = "SELECT failure_class, count(*) FROM scoped WHERE verdict = 'FAIL' GROUP BY 1"
+_CLASSES = "SELECT failure_class, count(*) FROM scored WHERE verdict = 'FAIL' GROUP BY 1"
 _CLASS_CASES = """
 SELECT failure_class, list(DISTINCT coalesce(case_id, trace_id) ORDER BY coalesce(case_id, trace_id))
-FROM scoped WHERE verdict = 'FAIL' AND failure_class IS NOT DISTINCT FROM $cls GROUP BY 1
+FROM scored WHERE verdict = 'FAIL' AND failure_class IS NOT DISTINCT FROM $cls GROUP BY 1
 """
 # The per-trace tables (findings, rung_results) are joined with the scope one partition of its
 # traces at a time (`part_traces`: trace_id, verdict; `_PARTITION_TRACES` a partition): a join's
@@ -160,8 +166,10 @@ SELECT rung_name, e.key, sum(e.value), count(e.value), min(rung), min(list_posit
 WHERE e.value IS NOT NULL
 GROUP BY rung_name, e.key
 """
+# (A FAIL that a conversation check decided, at a turn that itself passed, no rung settled.)
 _SETTLED_AT = (
-    "SELECT coalesce(settled_at::VARCHAR, 'None'), count(*) FROM scoped WHERE verdict = 'FAIL' GROUP BY 1"
+    "SELECT coalesce(settled_at::VARCHAR, 'None'), count(*) FROM scored WHERE verdict = 'FAIL' "
+    "AND settled_at IS NOT NULL GROUP BY 1"
 )
 _LADDER = """
 SELECT rung_name, min(rung), status, count(*) FROM rung_results SEMI JOIN part_traces USING (trace_id)
@@ -198,7 +206,7 @@ FROM trace_judgments SEMI JOIN scope_traces USING (trace_id)
 _FAILING = f"""
 SELECT s.case_id, s.repeat_index, s.trace_id, s.verdict, s.failure_class AS taxonomy, s.settled_at,
        s.explanation, ct.turn
-FROM scoped s {_WITH_TURN} WHERE s.verdict IN ('FAIL', 'AGENT_ERROR')
+FROM scored s {_WITH_TURN} WHERE s.verdict IN ('FAIL', 'AGENT_ERROR')
 ORDER BY {_ORDER} LIMIT $limit
 """
 
@@ -252,7 +260,7 @@ def aggregates(
         return Aggregates(
             verdicts=[
                 (d, v, int(n))
-                for d, v, n in rows("SELECT dimension, verdict, count(*) FROM scoped GROUP BY ALL")
+                for d, v, n in rows("SELECT dimension, verdict, count(*) FROM scored GROUP BY ALL")
             ],
             classes=classes,
             class_cases=class_cases,
@@ -265,9 +273,10 @@ def aggregates(
             judgments=judgments,
             failing=failing,
             failing_count=int(
-                rows("SELECT count(*) FROM scoped WHERE verdict IN ('FAIL', 'AGENT_ERROR')")[0][0]
+                rows("SELECT count(*) FROM scored WHERE verdict IN ('FAIL', 'AGENT_ERROR')")[0][0]
             ),
             evaluator_version=version[0][0] if version else None,
+            trace_verdicts={v: int(n) for v, n in rows("SELECT verdict, count(*) FROM scoped GROUP BY 1")},
         )
 
 
@@ -327,9 +336,11 @@ def _partitioned(
 
 
 def run_verdict_counts(store: Store, run_id: str) -> dict[str, int]:
-    """Verdict → judged traces of `run_id`: the counts behind the pass rate `report` prints and
-    `gate` decides on (PASS / (PASS + FAIL) of every judged trace of the run)."""
-    rows = store.fetchall("SELECT verdict, count(*) FROM trace_results WHERE run_id = ? GROUP BY 1", [run_id])
+    """Verdict → case runs of `run_id`: the counts behind the pass rate `report` prints and `gate`
+    decides on (PASS / (PASS + FAIL) of every judged trace of the run, a multi-turn case run
+    counted once with its conversation's verdict: `storage.case_level`)."""
+    of_run = case_level("(SELECT * FROM trace_results WHERE run_id = $run)")
+    rows = store.fetchall(f"SELECT verdict, count(*) FROM ({of_run}) GROUP BY 1", {"run": run_id})
     if not rows:
         raise UserError(f"run {run_id} has no results; run `traceladder evaluate --run {run_id}` first")
     return {v: int(n) for v, n in rows}

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from traceladder.errors import UserError
+from traceladder.storage.case_level import case_level
 from traceladder.storage.db import Store
 
 
@@ -231,12 +232,11 @@ ORDER BY r.case_id, r.repeat_index, ct.turn NULLS FIRST
 
 
 def case_verdicts(store: Store, run_id: str) -> list[tuple[str | None, str]]:
-    """(case id, verdict) of every judged trace of `run_id` — repeats and traces that share a
-    case each count, nothing is collapsed."""
-    return [
-        (c, v)
-        for c, v in store.fetchall("SELECT case_id, verdict FROM trace_results WHERE run_id = ?", [run_id])
-    ]
+    """(case id, verdict) of every case run of `run_id` as the report counts it
+    (`storage.case_level`): repeats and traces that share a case each count; the turns of a
+    multi-turn case run are one, with its conversation's verdict."""
+    of_run = case_level("(SELECT * FROM trace_results WHERE run_id = $run)")
+    return [(c, v) for c, v in store.fetchall(f"SELECT case_id, verdict FROM ({of_run})", {"run": run_id})]
 
 
 def failures_of(store: Store, run_id: str) -> list[tuple[str, int, str | None, str]]:

@@ -41,7 +41,9 @@ def _column(column: str) -> str:
     return column
 
 
-def _filters(service: str | None, environment: str | None) -> tuple[str, list[str]]:
+def trend_filter(service: str | None, environment: str | None) -> tuple[str, list[str]]:
+    """The WHERE clause over `trend_traces` (or a trend view) for a service and an environment,
+    each optional, with its parameters."""
     clauses, params = ["true"], []
     for column, value in (("service", service), ("environment", environment)):
         if value is not None:
@@ -54,7 +56,7 @@ def bucket_rows(store: Store, by: str, service: str | None, environment: str | N
     """The view's rows for bucket kind `by`, in series order (service, environment, then first
     seen or time)."""
     view, _, _, order = TREND_VIEWS[by]
-    where, params = _filters(service, environment)
+    where, params = trend_filter(service, environment)
     order = f"service NULLS LAST, environment NULLS LAST, {order}"
     cursor = store.execute(f"SELECT * FROM {view} WHERE {where} ORDER BY {order}", params)
     names = [d[0] for d in cursor.description]
@@ -65,7 +67,7 @@ def rung_rows(store: Store, by: str, service: str | None, environment: str | Non
     """(service, environment, key, rung, rung name, weighted passes, weighted judged) per bucket
     and rung that judged anything, by rung."""
     key = TREND_VIEWS[by][2]
-    where, params = _filters(service, environment)
+    where, params = trend_filter(service, environment)
     return store.fetchall(
         f"""
         SELECT t.service, t.environment, t.{key}, r.rung, r.rung_name,
@@ -83,7 +85,7 @@ def class_rows(store: Store, by: str, service: str | None, environment: str | No
     param) most of its findings name (findings weighted like their trace; ties broken by name, so
     it is stable): (service, environment, key, class, traces, rung, rung name, tool, param)."""
     key = TREND_VIEWS[by][2]
-    where, params = _filters(service, environment)
+    where, params = trend_filter(service, environment)
     return store.fetchall(
         f"""
         WITH t AS (SELECT * FROM trend_traces WHERE judged AND failure_class IS NOT NULL AND {where}),

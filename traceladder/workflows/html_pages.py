@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,10 @@ from traceladder.conventions.exchanges import exchange_details
 from traceladder.errors import UserError
 from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.live.trend import Trend, label, trend
+from traceladder.reporting.build import CaseRunCount
 from traceladder.reporting.comparison import compare_sides
 from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
+from traceladder.reporting.html_conversations import CONVERSATION_LIMIT
 from traceladder.reporting.html_data import compare
 from traceladder.reporting.html_digest import PageDigest
 from traceladder.schemas import SchemaViolation
@@ -62,17 +65,24 @@ def _streamed(opened: RunReport) -> tuple[dict[str, Any], PageDigest]:
     run holds at most twice `CASE_LIMIT` results."""
     check_head(opened.head)
     digest = PageDigest.of(opened.head, CASE_LIMIT)
+    runs = CaseRunCount()
     for batch in opened.result_batches():
         digest.add_all(batch)
-    if digest.total != opened.head["summary"]["case_count"]:
+        for each in batch:
+            runs.add(each)
+    if runs.count != opened.head["summary"]["case_count"]:
         raise SchemaViolation(
             f"refusing to write an invalid ReportV1: summary: case_count "
-            f"{opened.head['summary']['case_count']} but {digest.total} results"
+            f"{opened.head['summary']['case_count']} but the results are {runs.count} case runs"
         )
     shown, _ = digest.shown()
     for index, result in enumerate(shown):
         checked_result(dict(result), index)
-    return {**opened.head, "results": shown}, digest
+    page: dict[str, Any] = {**opened.head, "results": shown}
+    if "conversations" in opened.head["summary"]:  # the first the page shows, a page at a time
+        found = (c for batch in opened.conversation_batches() for c in batch)
+        page["conversations"] = list(islice(found, CONVERSATION_LIMIT))
+    return page, digest
 
 
 def run_page(

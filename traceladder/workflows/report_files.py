@@ -19,24 +19,33 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
+from traceladder.conventions.exchanges import turn_messages
 from traceladder.domain.registry import is_installed, load_domain
 from traceladder.files import write_chunks, write_text
 from traceladder.instrumentation.semconv import QUIRKS
 from traceladder.reporting.build import (
+    CaseRunCount,
     build_report,
     report_problems,
     result_entries,
     summary_of,
     summary_problems,
 )
+from traceladder.reporting.conversations import conversation_block, conversation_entry
 from traceladder.schemas import SchemaViolation, require_valid, require_valid_part
+from traceladder.storage.conversation_report import (
+    BATCH_CONVERSATIONS,
+    conversation_counts,
+    conversation_pages,
+)
 from traceladder.storage.db import Store
+from traceladder.storage.exchanges import read_exchange_rows
 from traceladder.storage.run_report import (
     BATCH_TRACES,
     Scope,
@@ -62,11 +71,24 @@ class RunReport:
     scope: Scope
     failing: list[dict[str, Any]]
     failing_count: int
+    trace_verdicts: dict[str, int] = field(default_factory=dict)  # verdict → judged traces
 
     def result_batches(self, batch: int = BATCH_TRACES) -> Iterator[list[dict[str, Any]]]:
         """The per-trace results, `batch` traces at a time, in report order."""
         for rows in row_batches(self.store, self.scope, self.head["run"], batch):
             yield result_entries(rows, QUIRKS)
+
+    def conversation_batches(
+        self, batch: int = BATCH_CONVERSATIONS, *, failing: bool = False
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The report's conversations (ReportV1's `conversations`), `batch` at a time, each with
+        its turns' user messages; `failing`: only those that did not PASS (or SKIP)."""
+        if "conversations" not in self.head["summary"]:
+            return
+        for page in conversation_pages(self.store, self.scope.rows, batch, failing=failing):
+            traces = [turn["trace_id"] for shown in page for turn in shown.turns]
+            messages = turn_messages(read_exchange_rows(self.store, traces))
+            yield [conversation_entry(shown, messages) for shown in page]
 
 
 def open_report(store: Store, run_id: str, *, failing_limit: int = 20) -> RunReport:
@@ -111,7 +133,10 @@ def report_of(
     )
     run = dict(run, evaluator_version=agg.evaluator_version)
     head = build_report(run, summary_of(agg, dimensions=dimensions), [])
-    return RunReport(store, head, scope, agg.failing, agg.failing_count)
+    conversations = conversation_counts(store, scope.rows)
+    if conversations:  # only a report with conversations has the block (older reports validate)
+        head["summary"]["conversations"] = conversation_block(conversations)
+    return RunReport(store, head, scope, agg.failing, agg.failing_count, agg.trace_verdicts)
 
 
 def load_report(store: Store, run_id: str) -> dict[str, Any]:
@@ -120,9 +145,12 @@ def load_report(store: Store, run_id: str) -> dict[str, Any]:
 
 
 def whole(opened: RunReport) -> dict[str, Any]:
-    """An opened report with every result in memory."""
+    """An opened report with every result (and conversation) in memory."""
     results = [result for batch in opened.result_batches() for result in batch]
-    return {**opened.head, "results": results}
+    document = {**opened.head, "results": results}
+    if "conversations" in opened.head["summary"]:
+        document["conversations"] = [c for batch in opened.conversation_batches() for c in batch]
+    return document
 
 
 # orjson writes what `json.dumps(obj, ensure_ascii=False, indent=2, default=str)` writes (dates and
@@ -172,16 +200,19 @@ def check_head(head: dict[str, Any]) -> None:
 def checked_results(opened: RunReport) -> Iterator[tuple[dict[str, Any], str]]:
     """Each result of a streamed report with its JSON text (indented as in the whole document),
     each validated as written (the parsed-back text), numbered as in the whole document; at the
-    end, `SchemaViolation` unless they were exactly `case_count`."""
+    end, `SchemaViolation` unless they were exactly `case_count` case runs (`build.case_runs_in`)."""
     index = 0
+    runs = CaseRunCount()  # a multi-turn case's turns are one case run (decision 460)
     for batch in opened.result_batches():
         for result in batch:
             yield result, checked_result(result, index)
             index += 1
+            runs.add(result)
     expected = opened.head["summary"]["case_count"]
-    if index != expected:
+    if runs.count != expected:
         raise SchemaViolation(
-            f"refusing to write an invalid ReportV1: summary: case_count {expected} but {index} results"
+            f"refusing to write an invalid ReportV1: summary: case_count {expected} but the results "
+            f"are {runs.count} case runs"
         )
 
 
@@ -203,7 +234,18 @@ def json_chunks(opened: RunReport) -> Iterator[str]:
     for _, text in checked_results(opened):
         yield ("\n    " if first else ",\n    ") + text.replace("\n", "\n    ")
         first = False
-    yield ("]" if first else "\n  ]") + "\n}\n"
+    yield "]" if first else "\n  ]"
+    if "conversations" in opened.head["summary"]:
+        yield ',\n  "conversations": ['
+        index = 0
+        for batch in opened.conversation_batches():
+            for entry in batch:
+                text = indented_json(entry)
+                require_valid_part("ReportV1", "conversation", json.loads(text), f"conversations/{index}")
+                yield ("\n    " if not index else ",\n    ") + text.replace("\n", "\n    ")
+                index += 1
+        yield ("]" if not index else "\n  ]")
+    yield "\n}\n"
 
 
 def junit_chunks(opened: RunReport) -> Iterator[str]:
@@ -211,7 +253,7 @@ def junit_chunks(opened: RunReport) -> Iterator[str]:
     from traceladder.reporting.junit import junit_case, junit_frame
 
     check_head(opened.head)
-    opening, closing = junit_frame(opened.head)
+    opening, closing = junit_frame(opened.head, opened.trace_verdicts)
     yield opening
     for result, _ in checked_results(opened):
         yield junit_case(result)
@@ -227,7 +269,13 @@ def text_of(opened: RunReport) -> str:
 
     check_head(opened.head)
     console = Console(record=True, width=120, file=io.StringIO())
-    render_text(opened.head, console, failing=opened.failing, failing_count=opened.failing_count)
+    render_text(
+        opened.head,
+        console,
+        failing=opened.failing,
+        failing_count=opened.failing_count,
+        conversations=opened.conversation_batches(failing=True),
+    )
     return console.export_text()
 
 
