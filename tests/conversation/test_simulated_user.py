@@ -124,7 +124,7 @@ def test_a_model_that_never_calls_the_tool_fails_the_goal_with_the_reason(
     verdict, deciding, reason, counted = _conversation(db)
     assert (verdict, deciding, counted) == ("FAIL", turns - 1, turns)
     assert reason.startswith(
-        f"GOAL_NOT_MET at turn {turns - 1}: the conversation ended after {turns} turn(s)"
+        f"GOAL_NOT_MET at turn {turns}: the conversation ended after {turns} turn(s)"  # counted from 1
     )
     assert "search_flights was never called" in reason
     assert rows(db, "SELECT finding_class, rule FROM conversation_findings") == [("GOAL_NOT_MET", GOAL_ID)]

@@ -13,7 +13,12 @@ from conftest import ROOT, cli, out_value, rows
 from conversation.goal_cases import domain_with_goal
 from scripted_server import ModelServer, chat_reply
 
-SECTION = (ROOT / "docs" / "conversations.md").read_text(encoding="utf-8").split("## A simulated user", 1)[1]
+SECTION = (
+    (ROOT / "docs" / "conversations.md")
+    .read_text(encoding="utf-8")
+    .split("## A simulated user", 1)[1]
+    .split("\n## ", 1)[0]
+)
 
 
 def test_the_goal_case_and_command_shown_run_as_written(tmp_path: Path) -> None:

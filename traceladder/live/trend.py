@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from traceladder.errors import StoreError, UserError
+from traceladder.evaluators.types import VerdictValue
 from traceladder.live.stats import two_proportion_z
 from traceladder.storage.conversation_report import conversation_buckets
 from traceladder.storage.db import Store, open_store
@@ -95,11 +96,11 @@ class ConversationCounts:
 
     @property
     def scored(self) -> int:
-        return self.verdicts.get("PASS", 0) + self.verdicts.get("FAIL", 0)
+        return self.verdicts.get(VerdictValue.PASS, 0) + self.verdicts.get(VerdictValue.FAIL, 0)
 
     @property
     def pass_rate(self) -> float | None:
-        return self.verdicts.get("PASS", 0) / self.scored if self.scored else None
+        return self.verdicts.get(VerdictValue.PASS, 0) / self.scored if self.scored else None
 
 
 @dataclass(frozen=True)

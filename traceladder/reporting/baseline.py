@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from traceladder.cases.hashes import canonical_json, sha256
+from traceladder.evaluators.types import VerdictValue
 from traceladder.reporting.repeatability import Trial, config_differences, listed_twice, not_repeated
 
 REVIEW_CLASSES = ("model_error", "judge_error", "golden_error")
@@ -187,6 +188,6 @@ def _conversation_cases(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         cls = found[0] if found else taxonomy.get(turn["trace_id"]) if turn else None
         out[c["case_id"]] = {
             "verdict": c["verdict"],
-            "failure_class": cls if c["verdict"] == "FAIL" else None,
+            "failure_class": cls if c["verdict"] == VerdictValue.FAIL else None,
         }
     return out

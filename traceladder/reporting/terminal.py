@@ -123,7 +123,11 @@ def render_text(
     if "conversations" in s:
         if conversations is None:
             conversations = [
-                [c for c in report.get("conversations", ()) if c["verdict"] not in ("PASS", "SKIP")]
+                [
+                    c
+                    for c in report.get("conversations", ())
+                    if c["verdict"] not in (VerdictValue.PASS, VerdictValue.SKIP)
+                ]
             ]
         console.print(
             conversations_text(s["conversations"], conversations),

@@ -115,7 +115,8 @@ def _page(
             out[cid].findings.append({"turn": turn, "finding_class": cls, "message": message, "rule": rule})
         turns = conn.execute(
             "SELECT c.conversation_id, c.turn, c.trace_id, "
-            "(SELECT arg_max(r.verdict, r.evaluated_at) FROM trace_results r WHERE r.trace_id = c.trace_id), "
+            "coalesce((SELECT arg_max(r.verdict, r.evaluated_at) FROM trace_results r"
+            " WHERE r.trace_id = c.trace_id), 'NOT_EVALUATED'), "
             "ct.case_id, ct.repeat_index "
             "FROM conversations c SEMI JOIN page_conversations USING (conversation_id) "
             "LEFT JOIN case_turns ct USING (trace_id) ORDER BY c.conversation_id, c.turn"
@@ -145,7 +146,7 @@ def _page(
                 {
                     "turn": turn,
                     "trace_id": tid,
-                    "verdict": verdict or "NOT_EVALUATED",
+                    "verdict": verdict,
                     "calls": calls.get(tid, []),
                 }
             )
