@@ -200,3 +200,39 @@ def test_a_bad_where_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert count["n"] > 0
     r = cli("reindex", "--db", str(db), "--all", "--where", "spans > 0")
     assert r.returncode == 0 and r.stdout.startswith(f"reindexed traces={count['n']} "), r.stdout
+
+
+def _unread_verdicts(db: Path) -> dict[str, tuple[str, str]]:
+    r = cli("sql", "--db", str(db), "SELECT trace_id, verdict, explanation FROM results", "--json")
+    assert r.returncode == 0, r.stderr
+    return {row["trace_id"]: (row["verdict"], row["explanation"] or "") for row in json.loads(r.stdout)}
+
+
+def test_a_trace_no_extraction_read_is_never_passed_and_reindex_reads_it(tmp_path: Path) -> None:
+    """Spans without their derived rows (copied in by SQL, a write cut between the two): such a
+    trace is NOT_EVALUATED with the reason, never judged as a trace that made no calls (a PASS),
+    and `reindex` reads it — then it is judged as a fresh ingest of the same spans is."""
+    db, fresh = tmp_path / "s.duckdb", tmp_path / "fresh.duckdb"
+    files = FILES[:12]
+    assert cli("ingest", "--db", str(db), *files).returncode == 0
+    assert cli("ingest", "--db", str(fresh), *files).returncode == 0
+    with duckdb.connect(str(db)) as conn:  # half the traces lose every derived row
+        ids = [r[0] for r in conn.execute("SELECT trace_id FROM traces ORDER BY trace_id").fetchall()][::2]
+        with_calls = conn.execute(
+            "SELECT count(DISTINCT trace_id) FROM tool_calls WHERE list_contains($ids, trace_id)", {"ids": ids}
+        ).fetchall()[0][0]
+        for table in ("tool_calls", "tool_definitions", "traces"):
+            conn.execute(f"DELETE FROM {table} WHERE list_contains($ids, trace_id)", {"ids": ids})
+    assert ids and with_calls, "the fixtures chosen hold traces with calls"
+    assert cli("evaluate", "--db", str(db)).returncode == 0
+    before = _unread_verdicts(db)
+    for trace_id in ids:
+        verdict, explanation = before[trace_id]
+        assert verdict == "NOT_EVALUATED" and "no extraction has read this trace" in explanation, trace_id
+    assert reindex(db).traces == len(ids)
+    assert reindex(db).traces == 0
+    assert _rows(db) == _rows(fresh)
+    assert cli("evaluate", "--db", str(db)).returncode == 0
+    assert cli("evaluate", "--db", str(fresh)).returncode == 0
+    after, expected = _unread_verdicts(db), _unread_verdicts(fresh)
+    assert {t: v for t, (v, _) in after.items()} == {t: v for t, (v, _) in expected.items()}

@@ -165,7 +165,14 @@ class UnitRow:
     turn: int | None = None  # the 0-based turn of a multi-turn case this trace played (`case_turns`)
 
 
-_NO_FACTS = (None, None, False, None, None, None, None, 0, None, None, None)
+# A trace with spans but no row in the trace index was never read by the extraction stage (spans
+# copied in by SQL, a write interrupted between its spans and its derived rows): nothing says
+# whether it made calls, so it is never judged as a trace without any (never a PASS by default).
+NOT_EXTRACTED = (
+    "no extraction has read this trace (it has spans but no row in the trace index); "
+    "run `traceladder reindex` to read it"
+)
+_NO_FACTS = (None, None, False, None, None, None, None, 0, None, None, NOT_EXTRACTED)
 
 
 def _unit(row: tuple[Any, ...], index: tuple[Any, ...] | None) -> UnitRow:

@@ -42,11 +42,20 @@ def next_traces(
     """The next traces to rebuild after `after` (trace id order): stale ones (all matching ones
     when `force`), as many as fit in `max_spans` stored spans (at least one) and `max_traces`."""
     stale = "TRUE" if force else _STALE
+    # Without --where, traces whose spans no extraction ever read (no index row) are rebuilt too:
+    # `--where` is a condition over the index, which knows nothing of them.
+    unindexed = (
+        " UNION ALL SELECT trace_id, count(*) FROM spans"
+        " WHERE source IS DISTINCT FROM 'judge' AND trace_id > $after"  # a judge's trace has no index row
+        " AND trace_id NOT IN (SELECT trace_id FROM traces) GROUP BY trace_id"
+        if where == "TRUE"
+        else ""
+    )
     try:
         rows = store.fetchall(
             f"SELECT trace_id, sum(spans) OVER (ORDER BY trace_id) AS upto FROM ("
             f"  SELECT trace_id, spans FROM traces WHERE {stale} AND {where} AND trace_id > $after"
-            "   ORDER BY trace_id LIMIT $limit) ORDER BY trace_id",
+            f"{unindexed} ORDER BY trace_id LIMIT $limit) ORDER BY trace_id",
             {"version": stamp.version, "conventions": stamp.conventions, "after": after, "limit": max_traces}
             if not force
             else {"after": after, "limit": max_traces},
