@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import json
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +26,9 @@ import jsonschema
 import pyarrow as pa
 from measures import add_options, cpu_seconds, measure, reporting  # bench/measures.py
 from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from bulk_store import index_every_trace  # noqa: E402  (tests/bulk_store.py: the trace index rows)
 
 from traceladder.cases import load_cases
 from traceladder.domain.retail import load_retail_domain
@@ -84,6 +88,7 @@ def synthesize(store: Store, n: int, seed: int = 7) -> None:
         )
         conn.unregister("s")
         conn.unregister("c")
+        index_every_trace(store, conn)  # as a write through the extraction stage leaves it
 
 
 def naive(store: Store, sample: int, domain) -> float:

@@ -9,10 +9,15 @@ import json
 import random
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
 from traceladder.cases import load_cases
+from traceladder.extraction import STAGE
 from traceladder.storage import Store
+from traceladder.storage.derived import TRACE_FACT_SCHEMA
+from traceladder.storage.settings import conventions_setting
+from traceladder.storage.trace_index import index_traces
 
 READS = [("get_user", {"user_id": "U101"}), ("list_orders", {"user_id": "U102"}),
          ("get_return_policy", {}), ("get_order", {"order_id": "W444"})]  # fmt: skip
@@ -78,6 +83,21 @@ def bulk_store(path: Path, traces: int, *, distinct: int = 500, seed: int = 7) -
         )
         conn.unregister("tmpl_roots")
         conn.unregister("tmpl_calls")
+        index_every_trace(store, conn)
+
+
+def index_every_trace(store: Store, conn: duckdb.DuckDBPyConnection) -> None:
+    """The trace index of every trace in the store, stamped as today's extraction stamps it, as a
+    write through the extraction stage leaves it: a trace without an index row was read by no
+    extraction, and is NOT_EVALUATED (decision 520)."""
+    setting, _ = conventions_setting(store)
+    conn.register("affected_traces", conn.sql("SELECT DISTINCT trace_id FROM spans").to_arrow_table())
+    conn.register("derived_facts", TRACE_FACT_SCHEMA.empty_table())
+    try:
+        index_traces(conn, stamp=STAGE.stamp(setting))
+    finally:
+        conn.unregister("affected_traces")
+        conn.unregister("derived_facts")
 
 
 def judged_runs_store(path: Path, traces: int, runs: tuple[str, ...] = ("bulk", "bulk-b")) -> None:
@@ -106,6 +126,7 @@ def judged_runs_store(path: Path, traces: int, runs: tuple[str, ...] = ("bulk", 
                 f"""UPDATE spans SET attributes = replace(attributes, '"bulk"', '"{run}"')
                 WHERE operation = 'invoke_agent' AND hash(trace_id) % {len(runs)} = {i}"""
             )
+        index_every_trace(store, conn)  # its spans counted again
     done = subprocess.run(
         [sys.executable, "-m", "traceladder", "evaluate", "--db", str(path), "--no-judge"],
         capture_output=True, text=True,

@@ -219,7 +219,8 @@ def test_a_trace_no_extraction_read_is_never_passed_and_reindex_reads_it(tmp_pat
     with duckdb.connect(str(db)) as conn:  # half the traces lose every derived row
         ids = [r[0] for r in conn.execute("SELECT trace_id FROM traces ORDER BY trace_id").fetchall()][::2]
         with_calls = conn.execute(
-            "SELECT count(DISTINCT trace_id) FROM tool_calls WHERE list_contains($ids, trace_id)", {"ids": ids}
+            "SELECT count(DISTINCT trace_id) FROM tool_calls WHERE list_contains($ids, trace_id)",
+            {"ids": ids},
         ).fetchall()[0][0]
         for table in ("tool_calls", "tool_definitions", "traces"):
             conn.execute(f"DELETE FROM {table} WHERE list_contains($ids, trace_id)", {"ids": ids})
