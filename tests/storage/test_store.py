@@ -230,3 +230,13 @@ def test_results_of_an_older_store_are_carried_into_long_form(tmp_path):
         ]
         assert store.fetchall("SELECT rung_name, code FROM failures") == [("call_match", "PARAM_WRONG_VALUE")]
         assert store.fetchall("SELECT count(*) FROM rung_results WHERE trace_id = ?", ["c" * 32]) == [(0,)]
+
+
+def test_no_store_connection_draws_a_progress_bar(tmp_path):
+    """DuckDB draws a progress bar on a slow query; it landed in output that callers parse (a
+    child's stdout under load). Every connection a store opens, writing or read-only, has it off."""
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store:
+        assert store.fetchall("SELECT current_setting('enable_progress_bar')") == [(False,)]
+    with Store(db, read_only=True) as store:
+        assert store.fetchall("SELECT current_setting('enable_progress_bar')") == [(False,)]

@@ -123,12 +123,17 @@ class Case:
             return Case._from_goal(record)
         if record.get("schema") == MULTI_TURN_SCHEMA:
             return Case._from_turns(record)
-        golden = record["golden"]
+        return Case._with_golden(record, record["instruction"], record["golden"])
+
+    @staticmethod
+    def _with_golden(record: dict[str, Any], instruction: str, golden: dict[str, Any], **more: Any) -> Case:
+        """A case judged against one golden call list (a CaseV1, or a goal's calls for the whole
+        conversation), its other fields from `record`."""
         return Case(
             id=record["id"],
             dimension=record["dimension"],
             category=record["category"],
-            instruction=record["instruction"],
+            instruction=instruction,
             notes=record["context"]["notes"],
             calls=_calls(golden),
             order_sensitive=golden["order_sensitive"],
@@ -136,6 +141,7 @@ class Case:
             negative=record["negative"],
             skip=record["skip"],
             skip_reason=record["skip_reason"],
+            **more,
         )
 
     @staticmethod
@@ -168,19 +174,10 @@ class Case:
     @staticmethod
     def _from_goal(record: dict[str, Any]) -> Case:
         goal = record["user_goal"]
-        golden = goal["golden"]
-        return Case(
-            id=record["id"],
-            dimension=record["dimension"],
-            category=record["category"],
-            instruction=goal["instructions"],
-            notes=record["context"]["notes"],
-            calls=_calls(golden),
-            order_sensitive=golden["order_sensitive"],
-            allowed_extra=_extra(golden),
-            negative=record["negative"],
-            skip=record["skip"],
-            skip_reason=record["skip_reason"],
+        return Case._with_golden(
+            record,
+            goal["instructions"],
+            goal["golden"],
             goal=UserGoal(goal["instructions"], goal["max_turns"]),
         )
 

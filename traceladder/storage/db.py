@@ -256,12 +256,18 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
     pause = 0.01
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            conn = duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower() or time.monotonic() + pause > deadline:
                 raise _open_error(path, exc) from None
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {path} as a DuckDB store: {first_line(exc)}") from None
+        else:
+            # No progress bar: on a slow query DuckDB draws one on the terminal, which lands in
+            # the output a caller (a script, a test, a pipe) parses. (A session setting: the
+            # connect-time config takes only global ones.)
+            conn.execute("SET enable_progress_bar = false")
+            return conn
         time.sleep(pause)
         pause = min(pause * 2, 0.25)
 
