@@ -9,8 +9,9 @@ Bounded memory, whatever the size of the input: files are read request by reques
 group (`group_bytes` of JSON) at a time, written a batch at a time, and DuckDB's share is capped
 while ingesting (`INGEST_MEMORY`) — uncapped it keeps the blocks it wrote cached up to 80% of RAM,
 so the process grew with the file even though every batch had been written (decision 181).
-DuckDB checkpoints once per batch (`Store.checkpoint_every`): rows committed but not yet
-checkpointed stay in its memory, so a checkpoint per ingest would hold the whole input (decision 363).
+Each batch is checkpointed once it is committed: rows committed but not yet checkpointed stay in
+DuckDB's memory, so a checkpoint per ingest would hold the whole input (decision 363), and a WAL
+threshold let two batches pile up before each checkpoint (decision 530).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class _Buffer:
         self.batch_rows, self.batch_bytes = batch_rows, batch_bytes
         self.tables: dict[str, list[pa.Table]] = {"spans": [], "logs": []}
         self.rows = self.bytes = 0
-        self.wide = self.seen_wide = False
+        self.wide = False
 
     def add(self, item: Decoded, source: str) -> None:
         kind = "spans" if item.signal == "traces" else "logs"
@@ -83,7 +84,6 @@ class _Buffer:
             self.rows += item.batch.table.num_rows
             self.bytes += item.batch.table.nbytes
             self.wide |= item.batch.table.nbytes > WIDE_SPAN_BYTES * item.batch.table.num_rows
-            self.seen_wide |= self.wide
         if self.rows >= self.batch_rows or self.bytes >= self.batch_bytes:
             self.flush()
 
@@ -93,6 +93,7 @@ class _Buffer:
         spans = pa.concat_tables(self.tables["spans"]) if self.tables["spans"] else None
         logs = pa.concat_tables(self.tables["logs"]) if self.tables["logs"] else None
         counts = _roomy(self.store, lambda: write_batch(self.store, spans=spans, logs=logs), wide=self.wide)
+        _roomy(self.store, lambda: self.store.execute("CHECKPOINT"), wide=self.wide)  # decision 530
         self.summary.new_spans += counts.spans
         self.summary.new_logs += counts.logs
         self.summary.traces += counts.traces
@@ -141,11 +142,13 @@ def ingest(
     processes: int = 1,
     batch_bytes: int = BATCH_BYTES,
     group_bytes: int = GROUP_BYTES,
+    memory: str = INGEST_MEMORY,
 ) -> IngestSummary:
     """Ingest every request in `paths`; problems are collected (and passed to `on_problem`), one
     line per file however many of its requests were bad. `processes` > 1 decodes in that many
     worker processes (`ingest.parallel`); the rows, counts and problems are the same. Memory is
-    bounded by the batch and group sizes, not by the input's (the module's docstring)."""
+    bounded by the batch and group sizes and by DuckDB's cap `memory`, not by the input's (the
+    module's docstring)."""
     summary = IngestSummary()
     buffer = _Buffer(store, summary, batch_rows, batch_bytes)
     decoders = Decoders(processes)
@@ -182,7 +185,7 @@ def ingest(
                 found.clear()
 
     try:
-        with store.memory_limit(INGEST_MEMORY), store.checkpoint_every(batch_bytes):
+        with store.memory_limit(memory):
             for path in expand(list(paths)):
                 summary.files += 1
                 files.append(path)
@@ -190,9 +193,7 @@ def ingest(
                     summary.requests += sum(isinstance(r, Request) for r in unit.requests)
                     done(decoders.submit(unit))
             done(decoders.drain())
-            buffer.flush()
-            # under the cap too: closing the store would otherwise fold the WAL in uncapped
-            _roomy(store, lambda: store.execute("CHECKPOINT"), wide=buffer.seen_wide)
+            buffer.flush()  # and checkpointed under the cap: closing the store would fold the WAL uncapped
     finally:
         decoders.close()
     return summary

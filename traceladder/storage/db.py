@@ -167,20 +167,6 @@ class Store:
                 self.conn.execute(f"SET threads = {int(threads_before)}")
 
     @contextmanager
-    def checkpoint_every(self, nbytes: int) -> Iterator[None]:
-        """DuckDB checkpoints once its log holds `nbytes` meanwhile (then `CHECKPOINT_BYTES` again).
-        Rows committed but not checkpointed stay in DuckDB's memory, so a bulk writer sets this to
-        what it commits at a time: one checkpoint per batch, and memory that does not grow with the
-        input (decision 363)."""
-        with self.lock:
-            self.conn.execute(f"SET checkpoint_threshold = '{int(nbytes)}B'")
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.conn.execute(f"SET checkpoint_threshold = '{CHECKPOINT_BYTES}B'")
-
-    @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with self.lock:
             self.conn.execute("BEGIN TRANSACTION")
