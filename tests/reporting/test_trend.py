@@ -3,6 +3,8 @@ are built by inserting the evaluation's outputs (traces, trace_results, rung_res
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 import math
 import re
@@ -291,19 +293,24 @@ def test_sampling_is_named_in_the_header(db):
     )
 
 
-def test_a_store_from_before_the_trend_views_is_upgraded(db):
+def _store_before(db, migration: str) -> None:
     with duckdb.connect(str(db)) as conn:
         conn.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
         for name, sql in MIGRATIONS:
-            if name == "007_trend_views":
+            if name == migration:
                 break
             conn.execute(sql)
             conn.execute("INSERT INTO schema_migrations VALUES (?, now())", [name])
+
+
+def test_a_store_from_before_the_trend_views_is_read_without_migrating_it(db):
+    """`trend` is a reader: a store from before the trend views gets them as temporary views, and
+    the file keeps its migrations (a writing command upgrades it)."""
+    _store_before(db, "007_trend_views")
     result = cli("trend", "--db", str(db))
     assert result.returncode == 0 and result.stdout.startswith("no traces in the store yet"), result.stderr
     with Store(db, read_only=True) as store:
-        applied = store.applied_migrations()
-        assert "007_trend_views" in applied and applied[-1] == MIGRATIONS[-1][0]
+        assert store.applied_migrations()[-1] == "006_live_traces"
 
 
 def test_the_pass_rate_is_the_reports_and_the_success_rate_counts_agent_errors(db):
@@ -359,16 +366,11 @@ def test_trend_and_the_report_agree_on_a_suite_run(tmp_path):
     assert f"{report['summary']['accuracy'] * 100:.1f}%" in text
 
 
-def test_a_store_with_the_first_trend_views_gets_the_one_pass_rate(db):
-    """A store written with 007's views (pass rate over PASS + FAIL + AGENT_ERROR) is upgraded by
-    `trend`'s one short write open: its numbers are the current definition's."""
-    with duckdb.connect(str(db)) as conn:
-        conn.execute("CREATE TABLE schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
-        for name, sql in MIGRATIONS:
-            if name == "009_one_pass_rate":
-                break
-            conn.execute(sql)
-            conn.execute("INSERT INTO schema_migrations VALUES (?, now())", [name])
+def test_a_store_with_the_first_trend_views_gets_the_one_pass_rate_without_a_write(db):
+    """A store written with 007's views (pass rate over PASS + FAIL + AGENT_ERROR) shows the
+    current definition's numbers, read-only: the file is not touched (not even migrated), and a
+    store the user cannot write is read the same way."""
+    _store_before(db, "009_one_pass_rate")
     with duckdb.connect(str(db)) as conn:
         conn.execute("INSERT INTO traces VALUES ('ab', ?, ?, 1, 1, true, NULL, NULL, false, 'shop', '1.0', NULL, "
                      "NULL, 0)", [DAY1, DAY1])  # fmt: skip
@@ -376,9 +378,30 @@ def test_a_store_with_the_first_trend_views_gets_the_one_pass_rate(db):
                      "NULL, 0)", [DAY1, DAY1])  # fmt: skip
         conn.execute("INSERT INTO trace_results (trace_id, verdict, evaluator_version, evaluated_at) VALUES "
                      "('ab', 'PASS', '3.0.0', now()), ('cd', 'AGENT_ERROR', '3.0.0', now())")  # fmt: skip
-    _, out = trend_json(db)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    db.chmod(0o444)
+    try:
+        _, out = trend_json(db)
+    finally:
+        db.chmod(0o644)
     [bucket] = out["buckets"]
     assert (bucket["pass_rate"], bucket["success_rate"]) == (1.0, 0.5)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    with duckdb.connect(str(db), read_only=True) as conn:
+        applied = {name for (name,) in conn.execute("SELECT name FROM schema_migrations").fetchall()}
+    assert "009_one_pass_rate" not in applied
+
+
+def test_a_store_too_old_for_the_trend_views_is_one_line_saying_how_to_upgrade(db):
+    """Before migration 006 a store has no `traces` table for the views to read: exit 2, one line,
+    and the file untouched."""
+    _store_before(db, "006_live_traces")
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    result = cli("trend", "--db", str(db))
+    assert result.returncode == 2, result.stderr
+    assert "predates the current trend views" in result.stderr and "traceladder evaluate" in result.stderr
+    assert "Traceback" not in result.stderr and "predates" in result.stderr.strip().splitlines()[-1], result.stderr
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 
 
 def test_piped_trend_wraps_its_last_column_within_120_and_never_prints_fractional_traces(db):

@@ -19,7 +19,6 @@ Each bucket also counts the conversations of several turns that ended in it, wit
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +35,7 @@ from traceladder.storage.trend_reads import (
     class_rows,
     has_trace_with,
     known_values,
+    lay_current_views,
     rung_rows,
     sampling_rules,
     stored_traces,
@@ -157,19 +157,26 @@ class Trend:
 
 
 def open_trend_store(path: Path) -> Store:
-    """The store, read-only, with the trend views: a store last written before migration
-    009_one_pass_rate is upgraded by one short write open first (readers never migrate)."""
+    """The store, read-only, with the trend views. A store last written before migration
+    009_one_pass_rate reads the current views laid over it as temporary views: `trend` is a reader
+    and never writes (issue 30: read-only commands never write). A store too old even for that is
+    a one-line error saying how to upgrade it."""
     store = open_store(path, read_only=True)
     if TREND_MIGRATION in store.applied_migrations():
         return store
-    store.close()
-    if not os.access(path, os.W_OK):
+    try:
+        too_old = lay_current_views(store)
+    except BaseException:
+        store.close()
+        raise
+    if too_old:
+        store.close()
         raise StoreError(
-            f"{path} predates the current trend views (migration {TREND_MIGRATION}) and is not writable; "
-            "open it once with a writing command (e.g. `traceladder evaluate`) to add them"
+            f"{path} predates the current trend views (migration {TREND_MIGRATION}) and cannot show "
+            f"them ({too_old}); open it once with a writing command (e.g. `traceladder evaluate`) "
+            "to upgrade it"
         )
-    Store(path).close()
-    return Store(path, read_only=True)
+    return store
 
 
 def trend(

@@ -176,7 +176,10 @@ def conversation_buckets(
     store: Store, by: str, service: str | None, environment: str | None
 ) -> dict[tuple[Any, Any, Any], dict[str, int]]:
     """(service, environment, bucket key) → verdict → conversations that ended in that bucket of
-    `trend_traces` for bucket kind `by`, filtered as `trend`'s other reads are."""
+    `trend_traces` for bucket kind `by`, filtered as `trend`'s other reads are. A store written
+    before conversations existed (migration 013, read without migrating) has none."""
+    if not {"conversations", "conversation_results"} <= store.tables():
+        return {}
     key = TREND_VIEWS[by][2]
     where, params = trend_filter(service, environment)
     sql = _BUCKETS.format(key=key, where=where, latest=LATEST_CONVERSATION_RESULTS)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
+
 from traceladder.storage.db import Store
+from traceladder.storage.migrations.trend import one_pass_rate_views_for_a_reader
 
 # bucket kind → the view, its key column, the `trend_traces` column that key is, the view's order
 TREND_VIEWS = {
@@ -18,6 +21,17 @@ TREND_VIEWS = {
     "hour": ("trend_by_hour", "bucket", "hour_bucket", "bucket"),
     "day": ("trend_by_day", "bucket", "day_bucket", "bucket"),
 }
+
+
+def lay_current_views(store: Store) -> str | None:
+    """Give a read-only store older than migration 009 the current trend views as temporary
+    views (nothing is written); None, or why the store is too old even for them (a table or
+    column they read is missing: DuckDB's first line)."""
+    try:
+        store.execute(one_pass_rate_views_for_a_reader())
+    except duckdb.Error as exc:
+        return str(exc).splitlines()[0]
+    return None
 
 
 def stored_traces(store: Store) -> int:

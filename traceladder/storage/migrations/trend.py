@@ -171,3 +171,14 @@ ONE_PASS_RATE: Migration = (
         "trend_by_day", "service, environment, bucket", "service, environment, day_bucket AS bucket", ""
     ),
 )
+
+
+def one_pass_rate_views_for_a_reader() -> str:
+    """009's views as temporary views: a read-only connection to a store written before 009 reads
+    the current definitions through them (they shadow the stored 007 views) without writing."""
+    statements = [st.strip() for st in ONE_PASS_RATE[1].split(";") if st.strip()]
+    return ";\n".join(
+        st.replace("CREATE VIEW", "CREATE OR REPLACE TEMP VIEW", 1)
+        for st in statements
+        if not st.startswith("DROP VIEW")
+    )
