@@ -4,7 +4,6 @@ are built by inserting the evaluation's outputs (traces, trace_results, rung_res
 from __future__ import annotations
 
 import hashlib
-
 import json
 import math
 import re
@@ -400,7 +399,9 @@ def test_a_store_too_old_for_the_trend_views_is_one_line_saying_how_to_upgrade(d
     result = cli("trend", "--db", str(db))
     assert result.returncode == 2, result.stderr
     assert "predates the current trend views" in result.stderr and "traceladder evaluate" in result.stderr
-    assert "Traceback" not in result.stderr and "predates" in result.stderr.strip().splitlines()[-1], result.stderr
+    assert "Traceback" not in result.stderr and "predates" in result.stderr.strip().splitlines()[-1], (
+        result.stderr
+    )
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 
 
