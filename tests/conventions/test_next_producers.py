@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from traceladder.conventions.frameworks.openai_responses import constructor_repr
 
 
@@ -108,6 +110,50 @@ def test_a_tools_file_in_bedrock_converse_format_gives_its_input_schema_json(tmp
     spec = {"toolSpec": {"name": "book_table", "description": "Book.", "inputSchema": {"json": schema}}}
     path.write_text(json.dumps({"tools": [spec]}))
     assert load_tools_file(path).schemas["book_table"] == schema
+
+
+def test_a_tools_file_with_gemini_declarations_gives_their_schemas(tmp_path):
+    """`--tools` with Gemini's tools: what the google-genai SDK sent to the scripted server in the
+    captured Google GenAI run (`functionDeclarations` with `parameters_json_schema`), taken as it
+    is, and the REST API's own `parameters` (upper-case OpenAPI types, `nullable`) as the JSON
+    Schema it means. Read as no schema, every call would pass rung 1."""
+    from pathlib import Path
+
+    from traceladder.evaluation.trace_schemas import load_tools_file
+
+    capture = Path(__file__).resolve().parents[1] / "fixtures/frameworks/google-genai/chain-plain"
+    sent = json.loads((capture / "model-requests.json").read_text())[0]
+    path = tmp_path / "gemini.json"
+    path.write_text(json.dumps({"tools": sent["tools"]}))
+    registry = load_tools_file(path)
+    declared = {d["name"]: d["parameters_json_schema"] for d in sent["tools"][0]["functionDeclarations"]}
+    assert registry.schemas == declared and len(declared) == 3
+
+    rest = {"name": "book_table", "parameters": {
+        "type": "OBJECT", "required": ["party_size"],
+        "properties": {"party_size": {"type": "INTEGER"}, "note": {"type": "STRING", "nullable": True},
+                       "nullable": {"type": "BOOLEAN"}, "tags": {"type": "ARRAY", "items": {"type": "STRING"}}},
+    }}  # fmt: skip
+    path.write_text(json.dumps([{"function_declarations": [rest]}]))
+    schema = load_tools_file(path).schemas["book_table"]
+    assert schema == {"type": "object", "required": ["party_size"], "properties": {
+        "party_size": {"type": "integer"}, "note": {"type": ["string", "null"]},
+        "nullable": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}},
+    }}  # fmt: skip
+
+
+def test_a_tools_file_with_a_nameless_gemini_declaration_is_one_clear_error(tmp_path):
+    from traceladder.errors import UserError
+    from traceladder.evaluation.trace_schemas import load_tools_file
+
+    path = tmp_path / "gemini.json"
+    for document, says in [
+        ([{"functionDeclarations": [{"parameters": {"type": "OBJECT"}}]}], "declaration without a name"),
+        ([{"functionDeclarations": {"name": "x"}}], "functionDeclarations is not a list"),
+    ]:
+        path.write_text(json.dumps(document))
+        with pytest.raises(UserError, match=says):
+            load_tools_file(path)
 
 
 def test_llamaindex_step_outputs_that_are_not_a_model_response_give_no_calls():

@@ -70,7 +70,10 @@ def _register_from_traces(actions: argparse._SubParsersAction) -> None:
         "--tools",
         type=Path,
         metavar="FILE",
-        help="OpenAI-format tool definitions (JSON) for tools the traces record no definition of",
+        help=(
+            "tool definitions (JSON: OpenAI, Anthropic, MCP, Bedrock Converse or Gemini format) "
+            "for tools the traces record no definition of"
+        ),
     )
     record.add_argument("--prefix", default="tr", metavar="P", help="case id prefix: P-d2-001 (default tr)")
     record.add_argument(

@@ -122,7 +122,10 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
         "--tools",
         type=Path,
         metavar="FILE",
-        help="OpenAI-format tool definitions (JSON) for rung 1 on traces that captured none",
+        help=(
+            "tool definitions (JSON: OpenAI, Anthropic, MCP, Bedrock Converse or Gemini format) "
+            "for rung 1 on traces that captured none"
+        ),
     )
     parser.add_argument(
         "--policy", type=Path, metavar="FILE", help="invariant policy (TOML; see docs/invariants.md)"

@@ -13,10 +13,11 @@ broken definition is not a failing call; a `--tools` file that is not usable is 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from traceladder.conventions.gemini_schema import json_schema as gemini_json_schema
 from traceladder.conventions.sightings import parameters_of
 from traceladder.errors import UserError
 from traceladder.evaluators.schema import SchemaRegistry
@@ -78,6 +79,10 @@ def _definitions(document: Any) -> Iterable[Mapping[str, Any]]:
     if not isinstance(items, list):
         raise ValueError("expected a JSON array of tool definitions (or an object with a `tools` array)")
     for index, item in enumerate(items):
+        declarations = _gemini_declarations(item)
+        if declarations is not None:
+            yield from _gemini_tools(index, declarations)
+            continue
         # OpenAI's {"function": {...}}, Bedrock Converse's {"toolSpec": {...}}, or the bare object
         tool = item.get("function", item.get("toolSpec", item)) if isinstance(item, dict) else None
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
@@ -85,10 +90,40 @@ def _definitions(document: Any) -> Iterable[Mapping[str, Any]]:
         yield tool
 
 
+def _gemini_declarations(item: Any) -> Any:
+    """A Gemini tool's `functionDeclarations` (REST) / `function_declarations` (SDK), else None."""
+    if not isinstance(item, dict):
+        return None
+    return item.get("functionDeclarations", item.get("function_declarations"))
+
+
+def _gemini_tools(index: int, declarations: Any) -> Iterator[Mapping[str, Any]]:
+    """Gemini's declarations as bare {name, parameters} objects: a JSON Schema given as
+    `parametersJsonSchema` is taken as it is; Gemini's own `parameters` (an OpenAPI subset whose
+    types are spelled `OBJECT`, `STRING`, … and may be `nullable`) becomes the JSON Schema it means."""
+    if not isinstance(declarations, list):
+        raise ValueError(f"item {index}: functionDeclarations is not a list")
+    for declaration in declarations:
+        if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
+            raise ValueError(f"item {index} has a function declaration without a name")
+        tool = {k: v for k, v in declaration.items() if k not in _GEMINI_SCHEMA_KEYS}
+        json_schema = next((declaration[k] for k in _GEMINI_JSON_SCHEMA_KEYS if k in declaration), None)
+        if json_schema is not None:
+            tool["parameters"] = json_schema
+        elif "parameters" in declaration:
+            tool["parameters"] = gemini_json_schema(declaration["parameters"])
+        yield tool
+
+
+_GEMINI_JSON_SCHEMA_KEYS = ("parametersJsonSchema", "parameters_json_schema")
+_GEMINI_SCHEMA_KEYS = (*_GEMINI_JSON_SCHEMA_KEYS, "parameters")
+
+
 def read_tools_file(path: Path) -> list[Mapping[str, Any]]:
     """`--tools FILE`: OpenAI-format tool definitions (`[{"type": "function", "function": {...}}]`,
     an object with a `tools` array, or bare `{"name", "parameters"}` objects, or Bedrock Converse's
-    `toolConfig` (`{"tools": [{"toolSpec": {...}}]}`); the schema may also be Anthropic's
+    `toolConfig` (`{"tools": [{"toolSpec": {...}}]}`), or Gemini's `{"functionDeclarations": [...]}`
+    tools (`_gemini_tools`); the schema may also be Anthropic's
     `input_schema`, MCP's `inputSchema` or Bedrock's `inputSchema.json`, never silently ignored),
     each function object checked (a usable schema; `parameters` defaults to any object). A file that cannot be
     read, or holds none, is a `UserError`."""

@@ -28,6 +28,7 @@ from traceladder.conventions.attribute_values import (
     text,
 )
 from traceladder.conventions.base import LLM, OTHER, Convention, Messages, Role, Side
+from traceladder.conventions.gemini_schema import json_schema
 from traceladder.conventions.sightings import (
     REQUEST,
     DefinitionList,
@@ -43,22 +44,6 @@ NAME: Final = "google_adk"
 REQUEST_ATTR: Final = "gcp.vertex.agent.llm_request"
 RESPONSE_ATTR: Final = "gcp.vertex.agent.llm_response"
 MERGED: Final = "(merged tools)"
-
-
-def json_schema(schema: Any) -> Any:
-    """An OpenAPI-style google-genai schema as JSON Schema: type names lowercased, `nullable`
-    turned into a "null" type."""
-    if isinstance(schema, list):
-        return [json_schema(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: json_schema(v) for k, v in schema.items() if k != "nullable"}
-    kind = out.get("type")
-    if isinstance(kind, str):
-        out["type"] = kind.lower()
-        if schema.get("nullable") is True:
-            out["type"] = [kind.lower(), "null"]
-    return out
 
 
 def _definitions(request: dict[str, Any]) -> list[DefinitionSource]:
