@@ -90,11 +90,22 @@ class RunProgress:
     def status(self, end: CaseEnd) -> str:
         if end.outcome.status == "error" or self.verdicts is None:
             return end.status
+        turns = [t.trace_id for t in end.outcome.turns] or [end.outcome.trace_id]
         try:
-            verdict = self.verdicts.of(end.outcome.trace_id)
+            verdicts = [self.verdicts.of(trace_id) for trace_id in turns]
         except Exception:  # a progress line never stops a run; the evaluation after it will say why
-            verdict = None
-        return end.status if verdict is None else verdict_text(verdict, judge_after=self.judge_after)
+            return end.status
+        if None in verdicts:
+            return end.status
+        settled = [v for v in verdicts if v is not None]
+        if not end.outcome.turns:
+            return verdict_text(settled[0], judge_after=self.judge_after)
+        # A conversation: its verdict folds every turn and the findings across them, decided by the
+        # evaluation after the run; the line says what the turns' code rungs found, never more.
+        for turn, verdict in enumerate(settled, 1):
+            if verdict.verdict != VerdictValue.PASS:
+                return f"turn {turn} {verdict_text(verdict, judge_after=self.judge_after)}"
+        return f"{len(settled)} turns {VerdictValue.PASS} by the code rungs; the conversation is judged after the run"
 
     def eta(self, end: CaseEnd) -> str:
         finished_here = end.done - end.resumed

@@ -28,7 +28,7 @@ class RunInfo:
     started_at: str | None
     selection: dict[str, Any]
     finished: int  # case runs recorded
-    evaluated: int  # case runs with a result
+    evaluated: int  # case runs with a result (a multi-turn case run is one, however many turns)
     domain: str | None = None
 
     @property
@@ -182,7 +182,7 @@ def run_info(store: Store, run_id: str) -> RunInfo:
         "SELECT run_id, model, provider, base_url_host, config, input_hashes, status, cases_total,"
         " started_at, selection,"
         " (SELECT count(*) FROM case_runs WHERE run_id = $1),"
-        " (SELECT count(*) FROM trace_results WHERE run_id = $1), domain"
+        " (SELECT count(DISTINCT (case_id, repeat_index)) FROM trace_results WHERE run_id = $1), domain"
         " FROM runs WHERE run_id = $1",
         [run_id],
     )
