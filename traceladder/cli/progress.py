@@ -105,7 +105,8 @@ class RunProgress:
         for turn, verdict in enumerate(settled, 1):
             if verdict.verdict != VerdictValue.PASS:
                 return f"turn {turn} {verdict_text(verdict, judge_after=self.judge_after)}"
-        return f"{len(settled)} turns {VerdictValue.PASS} by the code rungs; the conversation is judged after the run"
+        passed = f"{len(settled)} turns {VerdictValue.PASS} by the code rungs"
+        return f"{passed}; the conversation is judged after the run"
 
     def eta(self, end: CaseEnd) -> str:
         finished_here = end.done - end.resumed
