@@ -43,6 +43,14 @@ def test_a_conversation_is_baselined_and_gated_as_one_case_with_its_own_verdict(
     assert again.returncode in (0, 1), again.stderr[-2000:]
     # the progress line says what the turns' code rungs found: turn 2 failed (not the last turn's PASS)
     assert f"[1/1] {CASE_ID} turn 2 FAIL PARAM_HALLUCINATED_ID at rung 2" in again.stderr, again.stderr
-    gate = cli("gate", "--db", str(db), "--run", out_value(again, "run_id"), "--baseline", str(folder / "baseline.json"))
+    gate = cli(
+        "gate",
+        "--db",
+        str(db),
+        "--run",
+        out_value(again, "run_id"),
+        "--baseline",
+        str(folder / "baseline.json"),
+    )
     assert gate.returncode == 0, gate.stderr
     assert "gate passed" in gate.stdout and "pass rate 0.0%, baseline 0.0%" in gate.stdout

@@ -66,7 +66,9 @@ def test_the_built_in_loop_plays_every_turn_with_the_history_and_each_turn_passe
     db = tmp_path / "run.duckdb"
     done = cli("run", "--domain", str(domain), "--model", "sim:oracle", "--case", CASE_ID, "--db", str(db))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"{CASE_ID} 3 turns PASS by the code rungs; the conversation is judged after the run" in done.stderr
+    assert (
+        f"{CASE_ID} 3 turns PASS by the code rungs; the conversation is judged after the run" in done.stderr
+    )
     run_id = out_value(done, "run_id")
     _check_every_turn_passes(db, run_id)
     # each turn's first request carries the whole dialogue so far: turn 3 opens with the three user
