@@ -23,7 +23,14 @@ from traceladder.cases.model import (
     TURN_FIELDS,
     Case,
 )
-from traceladder.cases.spec import CategorySpec, SuiteSpec
+from traceladder.cases.record_rules import (
+    Row,
+    category_violations,
+    context_violations,
+    first_message,
+    flag_violations,
+)
+from traceladder.cases.spec import SuiteSpec
 from traceladder.errors import UserError
 from traceladder.files import LIMITS, jsonl_lines, read_input
 
@@ -31,7 +38,6 @@ if TYPE_CHECKING:  # cases never import domains at runtime: domains import their
     from traceladder.domain.base import Domain
 
 FORMAT_KEY = "schema"  # the key that names a record's format; absent for CaseV1
-VARIANT_SHARED = ("dimension", "category", "context", "golden", "negative", "skip", "skip_reason")
 
 
 @dataclass(frozen=True)
@@ -44,17 +50,6 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.case_id or '-'}: {self.field}: {self.reason}"
-
-
-@dataclass(frozen=True)
-class _Row:
-    line: int
-    record: dict[str, Any]
-
-    @property
-    def id(self) -> str:
-        value = self.record.get("id")
-        return value if isinstance(value, str) else ""
 
 
 class SuiteValidator:
@@ -80,7 +75,7 @@ class SuiteValidator:
 
     # -- file format -------------------------------------------------------------------------
 
-    def _parse(self, data: bytes, name: str, out: list[Violation]) -> list[_Row]:
+    def _parse(self, data: bytes, name: str, out: list[Violation]) -> list[Row]:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -109,7 +104,7 @@ class SuiteValidator:
             if not isinstance(record, dict):
                 out.append(Violation(name, number, "", "file", "each line must be one JSON object"))
                 continue
-            rows.append(_Row(number, record))
+            rows.append(Row(number, record))
         return rows
 
     # -- one record --------------------------------------------------------------------------
@@ -153,8 +148,8 @@ class SuiteValidator:
             if f in r and not (isinstance(r[f], str) and r[f].strip()):
                 yield f, "must be a non-empty string"
         if "context" in r:
-            yield from _context(r["context"], self.spec.fixtures)
-        yield from _flags(r)
+            yield from context_violations(r["context"], self.spec.fixtures)
+        yield from flag_violations(r)
         if "golden" in r:
             yield from self._golden(r["golden"], r.get("negative"))
         if "turns" in r:
@@ -309,14 +304,14 @@ class SuiteValidator:
 
     # -- the suite ---------------------------------------------------------------------------
 
-    def _suite(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
+    def _suite(self, rows: list[Row]) -> Iterator[tuple[int, str, str, str]]:
         seen_ids: dict[str, int] = {}
         seen_text: dict[str, str] = {}
         for row in rows:
             if row.id in seen_ids:
                 yield row.line, row.id, "id", f"duplicate of line {seen_ids[row.id]}"
             seen_ids.setdefault(row.id, row.line)
-            text = _first_message(row.record)
+            text = first_message(row.record)
             if isinstance(text, str):
                 key = text.strip().casefold()
                 if key in seen_text:
@@ -330,7 +325,7 @@ class SuiteValidator:
         yield from self._counts(rows)
         yield from self._categories(rows)
 
-    def _counts(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
+    def _counts(self, rows: list[Row]) -> Iterator[tuple[int, str, str, str]]:
         totals = self.spec.totals
         derived = self.spec.expected_counts()
         declared = (totals.total, dict(totals.per_dimension), totals.negative)
@@ -355,8 +350,8 @@ class SuiteValidator:
                 f"expected {totals.negative} negative cases, found {negatives}",
             )
 
-    def _categories(self, rows: list[_Row]) -> Iterator[tuple[int, str, str, str]]:
-        by_category: dict[str, list[_Row]] = {}
+    def _categories(self, rows: list[Row]) -> Iterator[tuple[int, str, str, str]]:
+        by_category: dict[str, list[Row]] = {}
         for row in rows:
             by_category.setdefault(str(row.record.get("category")), []).append(row)
         categories = self.spec.categories
@@ -366,118 +361,9 @@ class SuiteValidator:
                 for row in members:
                     yield row.line, row.id, "category", f"{name!r} is not a category of the suite spec"
                 continue
-            yield from _category(name, spec, members, self.spec)
+            yield from category_violations(name, spec, members, self.spec)
         for name in sorted(set(categories) - set(by_category)):
             yield 0, "", "category", f"{name!r} is declared in the suite spec but has no cases"
-
-
-def _category(
-    name: str, spec: CategorySpec, rows: list[_Row], suite: SuiteSpec
-) -> Iterator[tuple[int, str, str, str]]:
-    variants = suite.variants_per_scenario
-    if len(rows) != variants:
-        where = rows[0]
-        yield (
-            where.line,
-            where.id,
-            "category",
-            (f"{name!r} has {len(rows)} cases; a scenario has exactly {variants} variant(s)"),
-        )
-    wanted = [f"{suite.id_prefix}-{spec.dimension.lower()}-{spec.first_id + i:03d}" for i in range(len(rows))]
-    if [r.id for r in rows] != wanted:
-        yield (
-            rows[0].line,
-            rows[0].id,
-            "id",
-            f"{name!r} must use consecutive ids {', '.join(wanted)}",
-        )
-    first = rows[0].record
-    for row in rows[1:]:
-        for f in VARIANT_SHARED:
-            if row.record.get(f) != first.get(f):
-                yield (
-                    row.line,
-                    row.id,
-                    f,
-                    f"differs from variant {rows[0].id} (only id and instruction may)",
-                )
-    for row in rows:
-        r = row.record
-        goldens = _goldens(r)
-        golden: dict[str, Any] = goldens[0] if len(goldens) == 1 and "turns" not in r else {}
-        calls: list[Any] = [c for g in goldens for c in _list(g.get("calls"))]
-        tools = tuple(c.get("tool") for c in calls if isinstance(c, dict))
-        if r.get("dimension") != spec.dimension:
-            yield row.line, row.id, "dimension", f"category {name!r} belongs to {spec.dimension}"
-        if tools != spec.tools:
-            yield (
-                row.line,
-                row.id,
-                "turns (golden calls of every turn)" if "turns" in r else "golden.calls",
-                f"tool sequence {list(tools)} != spec {list(spec.tools)}",
-            )
-        if r.get("negative") != spec.negative:
-            yield row.line, row.id, "negative", f"spec says {spec.negative}"
-        if "turns" in r:  # each turn has its own order and whitelist; the table fixes the tools only
-            continue
-        if golden.get("order_sensitive") != spec.order_sensitive:
-            yield row.line, row.id, "golden.order_sensitive", f"spec says {spec.order_sensitive}"
-        extra = golden.get("allowed_extra")
-        if (None if extra is None else tuple(extra)) != spec.allowed_extra:
-            yield row.line, row.id, "golden.allowed_extra", f"spec says {spec.allowed_extra}"
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _first_message(record: dict[str, Any]) -> Any:
-    """The request a case opens with: CaseV1's instruction, a multi-turn case's first message."""
-    turns = record.get("turns")
-    if isinstance(turns, list):
-        return turns[0].get("user") if turns and isinstance(turns[0], dict) else None
-    goal = record.get("user_goal")
-    if isinstance(goal, dict):
-        return goal.get("instructions")
-    return record.get("instruction")
-
-
-def _goldens(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """A record's golden objects: CaseV1's one, or one per turn (what is not an object skipped)."""
-    turns = record.get("turns")
-    goal = record.get("user_goal")
-    if isinstance(turns, list):
-        found = [t.get("golden") for t in turns if isinstance(t, dict)]
-    elif isinstance(goal, dict):
-        found = [goal.get("golden")]
-    else:
-        found = [record.get("golden")]
-    return [g for g in found if isinstance(g, dict)]
-
-
-def _context(context: Any, fixtures: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    # `source_trace`: the trace a case was made from (`cases from-traces`), kept for review
-    if not isinstance(context, dict) or set(context) - {"source_trace"} != {"db_fixture", "notes"}:
-        yield "context", "must contain exactly db_fixture and notes (and optionally source_trace)"
-        return
-    source = context.get("source_trace", "-")
-    if not (isinstance(source, str) and source):
-        yield "context.source_trace", "must be a non-empty trace id"
-    if context["db_fixture"] not in fixtures:
-        yield "context.db_fixture", f"must be one of {', '.join(repr(f) for f in fixtures)}"
-    if not (isinstance(context["notes"], str) and context["notes"].strip()):
-        yield "context.notes", "must be a non-empty string"
-
-
-def _flags(r: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    for f in ("negative", "skip"):
-        if f in r and not isinstance(r[f], bool):
-            yield f, "must be a boolean"
-    skip, reason = r.get("skip"), r.get("skip_reason")
-    if skip is True and not (isinstance(reason, str) and reason.strip()):
-        yield "skip_reason", "skip=true requires a non-empty skip_reason"
-    if skip is False and reason is not None:
-        yield "skip_reason", "must be null when skip=false"
 
 
 def validate_suite(path: Path, domain: Domain) -> list[Violation]:
