@@ -14,7 +14,7 @@ executed call (OITracer `set_tool` with the tool's JSON schema, raw argument str
 `using_attributes(session_id=…, metadata=…)` puts the conversation on every span of the trace.
 
 ExchangeDetail numbers are `--first`, `--first`+1, …; the number is written into the user message
-as `#N` (the scripted model in `scripted_server.LiveModel` decides by it). `--seed` picks the wording of each
+as `#N` (the scripted model in `scripted_live_model.LiveModel` decides by it). `--seed` picks the wording of each
 question. The model name sent is `retail-<version>` unless `--model` says otherwise.
 
 Prints one JSON line per conversation: {"conversation", "trace_id", "calls": [{"id", "name",

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import cli, rows
 from receiver import ServeProcess
-from scripted_server import LiveModel, ModelServer
+from scripted_live_model import LiveModel
+from scripted_server import ModelServer
 
 AGENT = Path(__file__).resolve().parents[1] / "live_agent.py"
 CONVERSATIONS = 4  # 0 and 3: get_order → cancel_order → confirm_action; 1 and 2: get_order only

@@ -1,6 +1,6 @@
 """Live evaluation harness end to end: a real instrumented agent (`live_agent.py`: the real `openai`
 client, traced by the real `openinference-instrumentation-openai`, exported by the real OTLP/HTTP
-exporter) talks to the scripted model (`scripted_server.LiveModel`) and sends its traces to a real
+exporter) talks to the scripted model (`scripted_live_model.LiveModel`) and sends its traces to a real
 `traceladder serve`; the store then holds every trace, its tool calls and its tool definitions."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from conftest import rows
 from live_agent import TOOLS
 from receiver import ServeProcess
-from scripted_server import LiveModel
+from scripted_live_model import LiveModel
 
 AGENT = Path(__file__).resolve().parents[1] / "live_agent.py"
 RUNS = {"1.0": 6, "1.1": 6}  # version -> conversations (numbered 0..N-1)
