@@ -16,6 +16,7 @@ from traceladder.evaluators import call_match
 from traceladder.evaluators.types import SCORED, VerdictValue
 from traceladder.live.stats import wilson
 from traceladder.reporting.build import result_name
+from traceladder.reporting.documents import ReportV1
 from traceladder.reporting.html_digest import PageDigest, case_tools
 
 
@@ -46,7 +47,7 @@ def case_name(case: Mapping[str, Any]) -> str:
     return result_name(case)
 
 
-def by_tool(report: Mapping[str, Any], digest: PageDigest) -> list[dict[str, Any]]:
+def by_tool(report: ReportV1, digest: PageDigest) -> list[dict[str, Any]]:
     """Per tool: the scored cases that expected or called it, their rate, and how many failing
     cases a finding implicates it in (the report's `worst_tools`). Most failures first."""
     implicated = report["summary"].get("worst_tools") or {}
@@ -69,7 +70,7 @@ class LadderReach:
     total: int
 
 
-def ladder_reach(report: Mapping[str, Any], digest: PageDigest) -> LadderReach:
+def ladder_reach(report: ReportV1, digest: PageDigest) -> LadderReach:
     ladder = report["summary"].get("ladder") or []
     names = tuple(r["name"] for r in ladder if r["rung"] == digest.top_rung)
     unsettled = sum(digest.unsettled.values())
@@ -156,7 +157,7 @@ class Comparison:
     only_there: int
 
 
-def compare(report: Mapping[str, Any], other: Mapping[str, Any]) -> Comparison:
+def compare(report: ReportV1, other: ReportV1) -> Comparison:
     """Cases are matched by (case id, repeat); a trace with no case by its trace id."""
     mine = {_key(c): c for c in report["results"]}
     theirs = {_key(c): c for c in other["results"]}

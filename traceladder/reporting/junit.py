@@ -17,14 +17,13 @@ from typing import Any
 
 from traceladder.evaluators.types import UNRATED, VERDICTS, VerdictValue
 from traceladder.reporting.build import result_name
+from traceladder.reporting.documents import ReportV1
 from traceladder.text import xml_text
 
 _DECLARATION = "<?xml version='1.0' encoding='utf-8'?>\n"
 
 
-def junit_frame(
-    report: Mapping[str, Any], trace_verdicts: Mapping[str, int] | None = None
-) -> tuple[str, str]:
+def junit_frame(report: ReportV1, trace_verdicts: Mapping[str, int] | None = None) -> tuple[str, str]:
     """The text before the first test case and after the last: the suite's name and its totals
     of test cases, i.e. of judged traces (`trace_verdicts`: verdict → traces, known before any
     result is read; counted from a whole report's results when not given). A multi-turn case's
@@ -66,7 +65,7 @@ def junit_case(r: Mapping[str, Any]) -> str:
     return "\n    " + ET.tostring(case, encoding="unicode")
 
 
-def render_junit(report: Mapping[str, Any]) -> str:
+def render_junit(report: ReportV1) -> str:
     """A whole in-memory report as JUnit XML."""
     opening, closing = junit_frame(report)
     return opening + "".join(junit_case(r) for r in report["results"]) + closing

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError, VerificationFailed
+from traceladder.reporting.documents import ReportV1
 from traceladder.reporting.gate import GateOutcome, decide
 from traceladder.storage.db import Store
 from traceladder.storage.readers import latest_run
@@ -19,7 +20,7 @@ class GateResult:
     run_id: str
     outcome: GateOutcome
     gaps: tuple[str, ...]  # incomplete evidence, gated anyway because of --allow-partial
-    report: dict[str, Any] | None  # when a comment was asked for (a JUnit file streams its own)
+    report: ReportV1 | None  # when a comment was asked for (a JUnit file streams its own)
     baseline: dict[str, Any] | None = None  # the baseline read, when one was given
 
 
@@ -88,7 +89,7 @@ def _comparability(
     return comparability(baseline, model, input_hashes, config)
 
 
-def _report(store: Store, run_id: str) -> dict[str, Any]:
+def _report(store: Store, run_id: str) -> ReportV1:
     from traceladder.workflows.report_files import load_report
 
     return load_report(store, run_id)
