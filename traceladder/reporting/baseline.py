@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from traceladder.cases.hashes import canonical_json, sha256
 from traceladder.evaluators.types import VerdictValue
-from traceladder.reporting.documents import ReportV1
+from traceladder.reporting.documents import BaselineV1, ReportV1
 from traceladder.reporting.repeatability import Trial, config_differences, listed_twice, not_repeated
 
 REVIEW_CLASSES = ("model_error", "judge_error", "golden_error")
@@ -85,7 +85,7 @@ def build_baseline(
     review_counts: Mapping[str, int],
     *,
     now: datetime | None = None,
-) -> dict[str, Any]:
+) -> BaselineV1:
     s = report["summary"]
     cases = {
         r["case_id"]: {"verdict": r["verdict"], "failure_class": r["taxonomy"]}
@@ -93,7 +93,7 @@ def build_baseline(
         if r["repeat_index"] == 0
     }
     cases.update(_conversation_cases(report))
-    body = {
+    body: dict[str, Any] = {
         "schema": "BaselineV1",
         "locked_at": (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "run_id": run["run_id"],
@@ -120,7 +120,8 @@ def build_baseline(
         "report_sha256": report_sha256(report),
     }
     body["baseline_sha256"] = sha256(canonical_json(body))
-    return body
+    # its keys are BaselineV1's; the writer validates it against the schema before a byte is written
+    return cast(BaselineV1, body)
 
 
 def verify_self_hash(baseline: Mapping[str, Any]) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 from traceladder.evaluators.types import VerdictValue as V
 from traceladder.reporting.build import dimension_label
-from traceladder.reporting.documents import ReportV1
+from traceladder.reporting.documents import BaselineV1, ReportV1
 from traceladder.text import printable
 
 MAX_FLIPS = 30  # a comment stays readable; the artifact's report has every case
@@ -32,9 +32,7 @@ def _cell(text: Any) -> str:
     return printable(str(text)).replace("|", "\\|")
 
 
-def pr_comment(
-    baseline: Mapping[str, Any], report: ReportV1, decision: str, *, max_flips: int = MAX_FLIPS
-) -> str:
+def pr_comment(baseline: BaselineV1, report: ReportV1, decision: str, *, max_flips: int = MAX_FLIPS) -> str:
     """The comment body. `decision`: the gate's one line (passed / failed and why)."""
     run = report["run"]
     summary = report["summary"]

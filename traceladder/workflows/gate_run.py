@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError, VerificationFailed
-from traceladder.reporting.documents import ReportV1
+from traceladder.reporting.documents import BaselineV1, ReportV1
 from traceladder.reporting.gate import GateOutcome, decide
 from traceladder.storage.db import Store
 from traceladder.storage.readers import latest_run
@@ -21,7 +21,7 @@ class GateResult:
     outcome: GateOutcome
     gaps: tuple[str, ...]  # incomplete evidence, gated anyway because of --allow-partial
     report: ReportV1 | None  # when a comment was asked for (a JUnit file streams its own)
-    baseline: dict[str, Any] | None = None  # the baseline read, when one was given
+    baseline: BaselineV1 | None = None  # the baseline read, when one was given
 
 
 def gate(
@@ -72,7 +72,7 @@ def gate(
 # `gate --min-pass-rate` in CI pays for neither on every build.
 
 
-def _read_baseline(path: Path) -> dict[str, Any]:
+def _read_baseline(path: Path) -> BaselineV1:
     from traceladder.workflows.baseline_files import load_baseline
 
     try:
@@ -82,7 +82,7 @@ def _read_baseline(path: Path) -> dict[str, Any]:
 
 
 def _comparability(
-    baseline: dict[str, Any], model: str, input_hashes: dict[str, str], config: dict[str, Any]
+    baseline: BaselineV1, model: str, input_hashes: dict[str, str], config: dict[str, Any]
 ) -> list[str]:
     from traceladder.reporting.baseline import comparability
 
