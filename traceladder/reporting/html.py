@@ -20,7 +20,7 @@ from typing import Any
 from traceladder import __version__
 from traceladder.evaluators.types import SCORED
 from traceladder.reporting import html_sections as sections
-from traceladder.reporting.documents import ComparisonV1, ReportV1
+from traceladder.reporting.documents import ComparisonV1, ReportV1, Result
 from traceladder.reporting.html_cases import VERDICT_ICONS, case_table, filters
 from traceladder.reporting.html_conversations import CONVERSATION_LIMIT, conversations_section
 from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of
@@ -222,9 +222,7 @@ def _meta(report: ReportV1, live: LiveContext | None) -> str:
     return f'<dl class="meta">{dl}</dl>{extra}'
 
 
-def _cases(
-    shown: Sequence[Mapping[str, Any]], hidden: int, details: Mapping[str, Mapping[str, Any]], limit: int
-) -> str:
+def _cases(shown: Sequence[Result], hidden: int, details: Mapping[str, Mapping[str, Any]], limit: int) -> str:
     options = {
         "verdict": [v for v in VERDICT_ICONS if any(c["verdict"] == v for c in shown)],
         "dimension": distinct(c.get("dimension") for c in shown),

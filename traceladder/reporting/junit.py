@@ -13,11 +13,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 from traceladder.evaluators.types import UNRATED, VERDICTS, VerdictValue
 from traceladder.reporting.build import result_name
-from traceladder.reporting.documents import ReportV1
+from traceladder.reporting.documents import ReportV1, Result
 from traceladder.text import xml_text
 
 _DECLARATION = "<?xml version='1.0' encoding='utf-8'?>\n"
@@ -44,7 +43,7 @@ def junit_frame(report: ReportV1, trace_verdicts: Mapping[str, int] | None = Non
     return f"{_DECLARATION}<testsuites>\n  {opening}", "\n  </testsuite>\n</testsuites>\n"
 
 
-def junit_case(r: Mapping[str, Any]) -> str:
+def junit_case(r: Result) -> str:
     """One result as a <testcase>, indented as in the whole document (with its leading newline).
     FAIL → <failure>, AGENT_ERROR → <error>, SKIP and NOT_EVALUATED → <skipped>."""
     # the full trace id: a JUnit test name is the identifier CI tools keep a test's history by
