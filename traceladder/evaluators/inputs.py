@@ -20,7 +20,10 @@ from traceladder.trace_facts import TraceFacts
 
 if TYPE_CHECKING:
     from traceladder.domain.base import Domain
+    from traceladder.evaluators.judge import Judgment
+    from traceladder.evaluators.policy import Policy
     from traceladder.evaluators.schema import SchemaRegistry
+    from traceladder.evaluators.state import StateEvidence
 
 # Why an input is missing when the assembler did not say (rung explanations quote it).
 DEFAULT_REASONS = {
@@ -79,9 +82,9 @@ class TraceInputs:
     case: Case | None = None
     tools: SchemaRegistry | None = None
     rules: DomainRules | None = None
-    policy: Any = None
-    judge: Any = None
-    state: Any = None
+    policy: Policy | None = None
+    judge: Judgment | None = None
+    state: StateEvidence | None = None
     agent_error: str | None = None  # set: the run produced no normally scored result
     facts: TraceFacts = TraceFacts()
     absent: Mapping[str, str] = field(default_factory=dict)  # input → why it is missing

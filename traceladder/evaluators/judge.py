@@ -39,7 +39,8 @@ class Judgment(NamedTuple):
 
 
 def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
-    judgment: Judgment = inputs.judge
+    judgment = inputs.judge
+    assert judgment is not None  # NEEDS: the ladder runs this rung only with a judgment
     source = f"judge {judgment.model}" + (" (cached)" if judgment.cached else "")
     failed = [c for c in judgment.criteria if c.verdict == "fail"]
     applicable = [c for c in judgment.criteria if c.verdict != "not_applicable"]

@@ -103,7 +103,8 @@ def compare_states(evidence: StateEvidence) -> list[Finding]:
 
 
 def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
-    evidence: StateEvidence = inputs.state
+    evidence = inputs.state
+    assert evidence is not None  # NEEDS: the ladder runs this rung only with sandbox state
     findings = tuple(compare_states(evidence))
     if findings:
         return RungResult(

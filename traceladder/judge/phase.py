@@ -30,6 +30,7 @@ from traceladder.evaluators.judge import CriterionVerdict, Judgment
 from traceladder.exchange import Exchange
 from traceladder.instrumentation import semconv as sc
 from traceladder.judge.endpoint import JudgeEndpoint
+from traceladder.judge.outcome import JudgeOutcome
 from traceladder.judge.prices import Prices
 from traceladder.judge.rubric import Prompt, Rubric, build_prompt
 from traceladder.judge.trajectory import TrajectoryCall, canonical_text, trajectory, trajectory_hash
@@ -208,7 +209,7 @@ def judge_survivors(
                 hits[key] = Judgment(model, _criteria_from(cached[key], codes), cached=True)
             out.judgments[trace_id] = hits[key]
             out.cache_hits += 1
-            trace_rows.append(row | {"outcome": "cached"})
+            trace_rows.append(row | {"outcome": JudgeOutcome.CACHED})
             continue
         answered = replies.get(key)
         if answered is None:
@@ -216,7 +217,7 @@ def judge_survivors(
                 f"the judge budget ({options.budget.describe()}) was spent before this trace"
             )
             out.over_budget += 1
-            trace_rows.append(row | {"outcome": "over_budget"})
+            trace_rows.append(row | {"outcome": JudgeOutcome.OVER_BUDGET})
             continue
         reply, judge_trace = answered
         # The first trace with this trajectory carries the call's cost; the others shared it.
@@ -232,17 +233,17 @@ def judge_survivors(
         if reply.criteria is None:
             out.absent[trace_id] = f"judge error: {reply.error}"
             out.errors += 1
-            trace_rows.append(row | usage | {"outcome": "error", "error": reply.error})
+            trace_rows.append(row | usage | {"outcome": JudgeOutcome.ERROR, "error": reply.error})
         else:
             out.judgments[trace_id] = Judgment(model, reply.criteria)
-            trace_rows.append(row | usage | {"outcome": "judged"})
+            trace_rows.append(row | usage | {"outcome": JudgeOutcome.JUDGED})
     for trace_id in out.absent.keys() - keyed.keys():
         trace_rows.append(
             {
                 "trace_id": trace_id,
                 "run_id": run_of[trace_id],
                 "judge_model": model,
-                "outcome": "no_answer",
+                "outcome": JudgeOutcome.NO_ANSWER,
                 "error": out.absent[trace_id],
                 "evaluated_at": now,
             }

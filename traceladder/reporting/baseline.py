@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from traceladder.cases.hashes import canonical_json, sha256
 from traceladder.evaluators.types import VerdictValue
+from traceladder.reporting.documents import BaselineV1, ReportV1
 from traceladder.reporting.repeatability import Trial, config_differences, listed_twice, not_repeated
 
 REVIEW_CLASSES = ("model_error", "judge_error", "golden_error")
@@ -24,7 +25,7 @@ class LockRefused(Exception):
     """The evidence does not support locking; the message says what is missing."""
 
 
-def report_sha256(report: Mapping[str, Any]) -> str:
+def report_sha256(report: ReportV1) -> str:
     return sha256(canonical_json(report))
 
 
@@ -47,7 +48,9 @@ def review_template(run_id: str, failures: Sequence[tuple[str, int, str | None, 
     }
 
 
-def check_review(review: Mapping[str, Any], run_id: str, fails: set[tuple[str, int]]) -> dict[str, int]:
+def check_review(
+    review: Mapping[str, Any], run_id: str, fails: set[tuple[str | None, int]]
+) -> dict[str, int]:
     """Counts per classification; raises LockRefused if the review does not cover every FAIL."""
     if review.get("run_id") != run_id:
         raise LockRefused(f"the review is for run {review.get('run_id')!r}, not the canonical run {run_id}")
@@ -63,7 +66,7 @@ def check_review(review: Mapping[str, Any], run_id: str, fails: set[tuple[str, i
     missing = sorted(fails - set(seen))
     if missing:
         raise LockRefused(
-            f"the review does not classify {len(missing)} FAIL(s): {', '.join(c for c, _ in missing)}"
+            f"the review does not classify {len(missing)} FAIL(s): {', '.join(str(c) for c, _ in missing)}"
         )
     counts = {cls: sum(1 for key, c in seen.items() if c == cls and key in fails) for cls in REVIEW_CLASSES}
     bad = counts["judge_error"] + counts["golden_error"]
@@ -77,12 +80,12 @@ def check_review(review: Mapping[str, Any], run_id: str, fails: set[tuple[str, i
 
 def build_baseline(
     run: Mapping[str, Any],
-    report: Mapping[str, Any],
+    report: ReportV1,
     consistency: Mapping[str, Any],
     review_counts: Mapping[str, int],
     *,
     now: datetime | None = None,
-) -> dict[str, Any]:
+) -> BaselineV1:
     s = report["summary"]
     cases = {
         r["case_id"]: {"verdict": r["verdict"], "failure_class": r["taxonomy"]}
@@ -90,7 +93,7 @@ def build_baseline(
         if r["repeat_index"] == 0
     }
     cases.update(_conversation_cases(report))
-    body = {
+    body: dict[str, Any] = {
         "schema": "BaselineV1",
         "locked_at": (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "run_id": run["run_id"],
@@ -117,7 +120,8 @@ def build_baseline(
         "report_sha256": report_sha256(report),
     }
     body["baseline_sha256"] = sha256(canonical_json(body))
-    return body
+    # its keys are BaselineV1's; the writer validates it against the schema before a byte is written
+    return cast(BaselineV1, body)
 
 
 def verify_self_hash(baseline: Mapping[str, Any]) -> bool:
@@ -173,7 +177,7 @@ def check_lock_runs(runs: Sequence[Trial]) -> None:
     )
 
 
-def _conversation_cases(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def _conversation_cases(report: ReportV1) -> dict[str, dict[str, Any]]:
     """A multi-turn case's entry is its conversation's verdict, as the report counts it (decision
     460), never its last turn's: the class of the conversation finding that decided it, else the
     deciding turn's own."""

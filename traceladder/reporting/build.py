@@ -11,9 +11,24 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from traceladder.evaluators.types import SCORED, VERDICTS, VerdictValue
+from traceladder.reporting.documents import (
+    ActualCall,
+    Block,
+    DiffEntry,
+    FindingEntry,
+    JudgeBlock,
+    LadderRow,
+    ReportV1,
+    Result,
+    RunBlock,
+    RungEntry,
+    Summary,
+    VerdictCounts,
+    WarningEntry,
+)  # fmt: skip
 
 if TYPE_CHECKING:  # types only: building a report never imports DuckDB
     from traceladder.storage.readers import RunRows
@@ -33,7 +48,7 @@ def accuracy_of(counts: Mapping[str, int]) -> float | None:
     return counts.get(VerdictValue.PASS, 0) / scored if scored else None
 
 
-def dimension_label(code: str, names: Mapping[str, str] | None) -> str:
+def dimension_label(code: str, names: Mapping[str, str | None] | None) -> str:
     """How every renderer names a dimension: `D1 tool selection` when the suite names it (`names`:
     a summary's `dimension_names`), else its code (a report written before reports carried names,
     or traces with no suite)."""
@@ -51,9 +66,9 @@ def result_name(result: Mapping[str, Any], *, trace_chars: int | None = 16) -> s
     return name + (f" turn {result['turn'] + 1}" if result.get("turn") is not None else "")
 
 
-def _block(counts: Mapping[str, int]) -> dict[str, Any]:
+def _block(counts: Mapping[str, int]) -> Block:
     # Seed 1's four verdicts always; NOT_EVALUATED (traces no rung could judge) only when present.
-    verdict_counts: dict[str, int] = {
+    verdict_counts: VerdictCounts = {
         v: counts.get(v, 0) for v in VERDICTS if v != VerdictValue.NOT_EVALUATED or counts.get(v)
     }
     return {
@@ -64,7 +79,7 @@ def _block(counts: Mapping[str, int]) -> dict[str, Any]:
     }
 
 
-def _ladder(agg: Aggregates) -> list[dict[str, Any]]:
+def _ladder(agg: Aggregates) -> list[LadderRow]:
     """Per rung, in ladder order: how many traces it judged, passed, failed — and settled (the
     first failing rung settles a FAIL; the highest rung that ran settles a PASS)."""
     order: dict[str, int] = {}
@@ -85,7 +100,7 @@ def _ladder(agg: Aggregates) -> list[dict[str, Any]]:
     ]
 
 
-def judge_block(agg: Aggregates) -> dict[str, Any] | None:
+def judge_block(agg: Aggregates) -> JudgeBlock | None:
     """Rung 5 in numbers: what the judge decided, what it cost, and what the ladder spared it.
     None when no judge ran and none was asked for (rung 5 only ever said "no judge configured")."""
     statuses, j = agg.judge_statuses, agg.judgments
@@ -110,7 +125,7 @@ def judge_block(agg: Aggregates) -> dict[str, Any] | None:
     }
 
 
-def summary_of(agg: Aggregates, *, dimensions: Mapping[str, str] | Sequence[str] = ()) -> dict[str, Any]:
+def summary_of(agg: Aggregates, *, dimensions: Mapping[str, str] | Sequence[str] = ()) -> Summary:
     """ReportV1's summary from the SQL aggregates of its traces (`storage.run_report.aggregates`).
     `dimensions` are the suite's dimensions, each given a block even when none of its cases ran
     (default: those present); a mapping also names them (`D1` → "tool selection"), which the
@@ -121,42 +136,42 @@ def summary_of(agg: Aggregates, *, dimensions: Mapping[str, str] | Sequence[str]
         totals[verdict] += n
         if dimension:
             by_dimension.setdefault(dimension, Counter())[verdict] += n
-    summary = _block(totals)
     order = list(dimensions) + [d for d in sorted(by_dimension) if d not in dimensions]
-    summary["dimensions"] = {d: _block(by_dimension.get(d, Counter())) for d in order}
     names = dimensions if isinstance(dimensions, Mapping) else {}
-    summary["dimension_names"] = {d: names[d] for d in order if d in names}
     ranked = sorted(agg.classes, key=lambda kv: (-kv[1], str(kv[0])))
-    summary["taxonomy_counts"] = dict(ranked)
-    summary["top_failures"] = [
-        {"failure_class": cls, "count": n, "cases": agg.class_cases.get(cls, [])} for cls, n in ranked[:5]
-    ]
     worst = sorted(agg.tools, key=lambda kv: (-kv[1], kv[0]))
-    summary["worst_tools"] = dict(worst)
-    summary["top_worst_tools"] = [{"tool": t, "fail_cases": n} for t, n in worst[:5]]
-    summary["mean_rung_scores"] = {f"{rung}.{key}": round(mean, 4) for rung, key, mean in agg.scores}
-    summary["settled_at_counts"] = dict(sorted(agg.settled_at))
-    summary["ladder"] = _ladder(agg)
+    summary: Summary = {  # in the published order: the JSON is written in this key order
+        **_block(totals),
+        "dimensions": {d: _block(by_dimension.get(d, Counter())) for d in order},
+        "dimension_names": {d: names[d] for d in order if d in names},
+        "taxonomy_counts": dict(ranked),
+        "top_failures": [
+            {"failure_class": cls, "count": n, "cases": agg.class_cases.get(cls, [])} for cls, n in ranked[:5]
+        ],
+        "worst_tools": dict(worst),
+        "top_worst_tools": [{"tool": t, "fail_cases": n} for t, n in worst[:5]],
+        "mean_rung_scores": {f"{rung}.{key}": round(mean, 4) for rung, key, mean in agg.scores},
+        "settled_at_counts": dict(sorted(agg.settled_at)),
+        "ladder": _ladder(agg),
+    }
     judge = judge_block(agg)
     if judge is not None:
         summary["judge"] = judge
     return summary
 
 
-def build_report(
-    run: Mapping[str, Any], summary: dict[str, Any], results: list[dict[str, Any]]
-) -> dict[str, Any]:
+def build_report(run: Mapping[str, Any], summary: Summary, results: list[Result]) -> ReportV1:
     """The ReportV1 document: `run`'s block (every `RUN_FIELDS` key), the summary (`summary_of`),
     and the per-trace results (`result_entries`), in report order."""
     return {
         "schema": "ReportV1",
-        "run": {key: run.get(key) for key in RUN_FIELDS},
+        "run": cast(RunBlock, {key: run.get(key) for key in RUN_FIELDS}),
         "summary": summary,
         "results": results,
     }
 
 
-def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> list[Result]:
     """The per-trace results of one batch of rows (`storage.run_report.row_batches`): verdict,
     golden and actual calls, warnings, diff, findings and every rung, as ReportV1 states them.
     `quirks`: what each server-quirk name means (`semconv.QUIRKS`; in that order in the warnings)."""
@@ -166,10 +181,11 @@ def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> li
     rungs_of: dict[str, list[Mapping[str, Any]]] = {}
     for g in rows.rungs:
         rungs_of.setdefault(g["trace_id"], []).append(g)
-    per_case = []
+    per_case: list[Result] = []
     for r in rows.results:
         evidence = r["evidence"] or {}
-        actual = [dict(c) for c in rows.calls.get(r["trace_id"], [])]
+        # the store reads exactly ActualCall's columns (storage.run_report), in its order
+        actual = [cast(ActualCall, dict(c)) for c in rows.calls.get(r["trace_id"], [])]
         trace_rungs = _rungs(rungs_of.get(r["trace_id"], []), evidence)
         per_case.append(
             {
@@ -188,10 +204,7 @@ def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> li
                     evidence, actual, rows.requests.get(r["trace_id"], ()), quirks or {}
                 ),
                 "diff": _diff(trace_rungs),
-                "findings": [
-                    {k: f[k] for k in ("rung", "code", "tool", "param", "expected", "actual", "message")}
-                    for f in by_trace.get(r["trace_id"], [])
-                ],
+                "findings": [_finding(f) for f in by_trace.get(r["trace_id"], [])],
                 "rungs": trace_rungs,
             }
         )
@@ -200,17 +213,24 @@ def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> li
     return per_case
 
 
+def _finding(row: Mapping[str, Any]) -> FindingEntry:
+    return {
+        "rung": row["rung"], "code": row["code"], "tool": row["tool"], "param": row["param"],
+        "expected": row["expected"], "actual": row["actual"], "message": row["message"],
+    }  # fmt: skip
+
+
 def trace_warnings(
     evidence: Mapping[str, Any],
     actual: Sequence[Mapping[str, Any]],
     requests: Sequence[Mapping[str, Any]],
     quirks: Mapping[str, str],
-) -> list[dict[str, Any]]:
+) -> list[WarningEntry]:
     """What did not change a trace's verdict but a reader should know, from what was recorded:
     extra reads the case's whitelist let pass (the evidence's `ignored_ordinals`, i.e.
     `Verdict.ignored`), server quirks the agent tolerated and model requests it retried (its chat
     spans' `traceladder.response.quirks` / `traceladder.request.retries`)."""
-    out: list[dict[str, Any]] = []
+    out: list[WarningEntry] = []
     tools = {c["ordinal"]: c["tool"] for c in actual}
     for ordinal in evidence.get("ignored_ordinals") or ():
         tool = tools.get(ordinal, "?")
@@ -244,7 +264,7 @@ def trace_warnings(
     return out
 
 
-def _diff(rungs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _diff(rungs: Sequence[RungEntry]) -> list[DiffEntry]:
     """The deterministic diff: every check of a failing rung that records a difference (not a
     plain match, not an ignored read — those are warnings), with its rung, in ladder order."""
     return [
@@ -255,7 +275,7 @@ def _diff(rungs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def summary_problems(report: Mapping[str, Any]) -> list[str]:
+def summary_problems(report: ReportV1) -> list[str]:
     """The arithmetic of seed 1's summary, which a JSON Schema cannot state: case_count is the sum
     of verdict_counts, scored_count is PASS + FAIL, accuracy is PASS / scored_count exactly, and
     taxonomy_counts add up to the FAIL count. Empty when it holds. (The run's case_count is also
@@ -304,7 +324,7 @@ def case_run_key(result: Mapping[str, Any]) -> tuple[Any, Any] | None:
     return (result["case_id"], result["repeat_index"]) if result.get("turn") is not None else None
 
 
-def report_problems(report: Mapping[str, Any]) -> list[str]:
+def report_problems(report: ReportV1) -> list[str]:
     """`summary_problems`, and the run's case_count is the number of case runs its results are."""
     found = summary_problems(report)
     s = report["summary"]
@@ -314,13 +334,13 @@ def report_problems(report: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _rungs(rows: Sequence[Mapping[str, Any]], evidence: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _rungs(rows: Sequence[Mapping[str, Any]], evidence: Mapping[str, Any]) -> list[RungEntry]:
     """Per rung, in ladder order: status, scores and explanation from `rung_results`, plus the
     checks (with argument diffs) the evidence keeps for a rung that did not pass."""
     checks = evidence.get("checks") or {}
     out = []
     for row in sorted(rows, key=lambda g: (g["rung"], g["rung_name"])):
-        rung: dict[str, Any] = {
+        rung: RungEntry = {
             "rung": row["rung"],
             "name": row["rung_name"],
             "status": row["status"],

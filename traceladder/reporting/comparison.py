@@ -20,10 +20,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from traceladder.evaluators.types import VerdictValue as V
 from traceladder.live.stats import wilson
+from traceladder.reporting.documents import (
+    ClassRow,
+    ComparisonSide,
+    ComparisonV1,
+    DimensionRow,
+    Flip,
+    FlipEvidence,
+    McNemarBlock,
+    SideRate,
+)  # fmt: skip
 from traceladder.reporting.paired import UNSCORED, McNemar, PairedOutcome, mcnemar, pair
 
 Side = Sequence[Mapping[str, Any]]  # the ReportV1s of one side, in order
@@ -54,7 +64,7 @@ def in_report(failing: Sequence[Trial]) -> list[tuple[str | None, Mapping[str, A
 
 def compare_sides(
     a: Side, b: Side, *, alpha: float = 0.05, dimensions: Mapping[str, str] | Sequence[str] = ()
-) -> dict[str, Any]:
+) -> ComparisonV1:
     """The ComparisonV1 of side `a` (the reference) and side `b` (the candidate), from their whole
     ReportV1s in memory. `dimensions`: the suite's, in its order (others present follow, sorted),
     with their names when a mapping (each row's `title`: what the suite means by the code, or null)."""
@@ -87,7 +97,7 @@ class _Counts:
             elif verdict == V.AGENT_ERROR:
                 self.errors += 1
 
-    def rate(self) -> dict[str, Any]:
+    def rate(self) -> SideRate:
         """PASS / (PASS + FAIL), with Wilson's 95% interval."""
         n = self.passed + self.failed
         low, high = wilson(self.passed, n)
@@ -120,7 +130,7 @@ class Pairing:
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
     unpaired: list[str] = field(default_factory=list)
-    flips: list[dict[str, Any]] = field(default_factory=list)
+    flips: list[Flip] = field(default_factory=list)
     failing: list[Trial] = field(default_factory=list)  # each flip's failing trial, in `flips` order
 
     def add(self, case_id: str, a: Sequence[Trial], b: Sequence[Trial]) -> None:
@@ -164,12 +174,12 @@ class Pairing:
         alpha: float = 0.05,
         dimensions: Mapping[str, str] | Sequence[str] = (),
         details: Details = in_report,
-    ) -> dict[str, Any]:
+    ) -> ComparisonV1:
         """The ComparisonV1 of the cases added: `runs_a`, `runs_b` are each side's ReportV1 run
         blocks in order; `details` tells why each flip's failing trial failed."""
         names = dimensions if isinstance(dimensions, Mapping) else {}
         present = sorted(set(self.rows) - set(dimensions))
-        table = []
+        table: list[DimensionRow] = []
         for name in ["all", *[d for d in dimensions if d in self.rows], *present]:
             row = self.all if name == "all" else self.rows[name]
             ra, rb = row.a.rate(), row.b.rate()
@@ -178,14 +188,14 @@ class Pairing:
                 "cases": row.cases, "regressed": row.regressed, "improved": row.improved,
             })  # fmt: skip
         ca, cb = self.all.a.classes, self.all.b.classes
-        classes = [
+        classes: list[ClassRow] = [
             {"failure_class": cls, "a": ca[cls], "b": cb[cls], "delta": cb[cls] - ca[cls]}
             for cls in sorted(ca.keys() | cb.keys(), key=lambda k: (-abs(cb[k] - ca[k]), k))
         ]
         ea, eb = self.all.a.errors, self.all.b.errors
         if ea or eb:
             classes.append({"failure_class": V.AGENT_ERROR, "a": ea, "b": eb, "delta": eb - ea})
-        flips = [
+        flips: list[Flip] = [
             {**flip, "evidence": _evidence(trial, *told)}
             for flip, trial, told in zip(self.flips, self.failing, details(self.failing), strict=True)
         ]
@@ -207,22 +217,27 @@ class Pairing:
         }
 
 
-def _delta(a: Mapping[str, Any], b: Mapping[str, Any]) -> float | None:
+def _delta(a: SideRate, b: SideRate) -> float | None:
     return None if a["rate"] is None or b["rate"] is None else b["rate"] - a["rate"]
 
 
-def _side_block(runs: Sequence[Mapping[str, Any]], trials: set[int], counts: _Counts) -> dict[str, Any]:
+def _side_block(runs: Sequence[Mapping[str, Any]], trials: set[int], counts: _Counts) -> ComparisonSide:
     version = (runs[0].get("input_hashes") or {}).get("agent_version")
-    return {
-        "runs": [r["run_id"] for r in runs],
-        "model": runs[0]["model"],
-        **({"agent_version": version} if version else {}),  # an agent under test's runs only
-        "trials_per_case": sorted(trials),
-        **counts.rate(),
-    }
+    # cast: mypy cannot follow the optional key unpacked in the middle (kept there: the JSON order)
+    side = cast(
+        ComparisonSide,
+        {
+            "runs": [r["run_id"] for r in runs],
+            "model": runs[0]["model"],
+            **({"agent_version": version} if version else {}),  # an agent under test's runs only
+            "trials_per_case": sorted(trials),
+            **counts.rate(),
+        },
+    )
+    return side
 
 
-def _evidence(failing: Trial, explanation: str | None, finding: Mapping[str, Any] | None) -> dict[str, Any]:
+def _evidence(failing: Trial, explanation: str | None, finding: Mapping[str, Any] | None) -> FlipEvidence:
     """Why a side failed a case, told by its failing trial."""
     return {
         "trace_id": failing["trace_id"],
@@ -251,7 +266,7 @@ def differences(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) 
     return found
 
 
-def _test_block(test: McNemar) -> dict[str, Any]:
+def _test_block(test: McNemar) -> McNemarBlock:
     if test.b_worse:
         conclusion = "B is significantly worse than A"
     elif test.b_better:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from traceladder.reporting.build import dimension_label
+from traceladder.reporting.documents import ComparisonSide, ComparisonV1, FlipEvidence, SideRate
 from traceladder.text import printable
 
 
@@ -18,22 +16,22 @@ def pp(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:+.1f} pp"
 
 
-def _rate(block: Mapping[str, Any]) -> str:
+def _rate(block: SideRate) -> str:
     low, high = block["interval"]
     return f"{pct(block['rate'])} ({block['passed']}/{block['scored']}) [{low:.1%}, {high:.1%}]"
 
 
-def _side(name: str, block: Mapping[str, Any]) -> str:
+def _side(name: str, block: ComparisonSide) -> str:
     trials = "/".join(str(k) for k in block["trials_per_case"]) or "0"
     return f"{name}: {', '.join(block['runs'])} — model {block['model']}, {trials} trial(s) per case"
 
 
-def _why(evidence: Mapping[str, Any] | None) -> str:
+def _why(evidence: FlipEvidence | None) -> str:
     """The failing side's reason on one line: its class and first finding (or explanation)."""
     return " ".join(_reason(evidence).split())
 
 
-def _reason(evidence: Mapping[str, Any] | None) -> str:
+def _reason(evidence: FlipEvidence | None) -> str:
     if not evidence:
         return ""
     finding = evidence.get("finding")
@@ -46,7 +44,7 @@ def _reason(evidence: Mapping[str, Any] | None) -> str:
 _NOTHING_DIFFERS = "nothing recorded (same model and inputs)"
 
 
-def _named(difference: str, cmp: Mapping[str, Any]) -> str:
+def _named(difference: str, cmp: ComparisonV1) -> str:
     """A difference as a line shows it; an agent's version with both values (short commits)."""
     if difference != "agent_version":
         return difference
@@ -54,7 +52,7 @@ def _named(difference: str, cmp: Mapping[str, Any]) -> str:
     return f"agent_version ({a} → {b})"
 
 
-def render_comparison(cmp: Mapping[str, Any], *, max_flips: int = 50) -> str:
+def render_comparison(cmp: ComparisonV1, *, max_flips: int = 50) -> str:
     """Every number of the comparison, one fact per line; flips with the failing side's evidence."""
     t = cmp["mcnemar"]
     lines = [

@@ -10,10 +10,16 @@ result's name does).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from traceladder.evaluators.types import SCORED, VERDICTS, VerdictValue
 from traceladder.reporting.build import accuracy_of
+from traceladder.reporting.documents import (
+    Conversation,
+    ConversationBlock,
+    ConversationFinding,
+    ConversationTurn,
+)
 from traceladder.text import printable
 
 if TYPE_CHECKING:  # types only: shaping a conversation never imports DuckDB
@@ -23,7 +29,7 @@ MESSAGE_CHARS = 200  # a turn's user message in the text rendering, at most
 TEXT_LIMIT = 20  # conversations that did not pass, listed in the text rendering
 
 
-def conversation_block(counts: Mapping[str, int]) -> dict[str, Any]:
+def conversation_block(counts: Mapping[str, int]) -> ConversationBlock:
     """`summary.conversations`: how many conversations the report shows, their verdicts, and their
     pass rate PASS / (PASS + FAIL), defined as the traces' is."""
     verdict_counts: dict[str, int] = {
@@ -37,10 +43,10 @@ def conversation_block(counts: Mapping[str, int]) -> dict[str, Any]:
     }
 
 
-def conversation_entry(rows: ConversationRows, messages: Mapping[str, str | None]) -> dict[str, Any]:
+def conversation_entry(rows: ConversationRows, messages: Mapping[str, str | None]) -> Conversation:
     """One entry of ReportV1's `conversations`: `messages` is each turn's trace id → the user's
     message it answers (None where no span recorded it)."""
-    entry: dict[str, Any] = {
+    entry: Conversation = {
         "conversation_id": rows.conversation_id,
         "case_id": rows.case_id,
         "repeat_index": rows.repeat_index,
@@ -48,10 +54,15 @@ def conversation_entry(rows: ConversationRows, messages: Mapping[str, str | None
         "verdict": rows.verdict,
         "deciding_turn": rows.deciding_turn,
         "reason": rows.reason,
-        "findings": list(rows.findings),
-        "turns": [{**turn, "user_message": messages.get(turn["trace_id"])} for turn in rows.turns],
+        # the store reads exactly the columns of a finding and of a turn (storage.conversation_report)
+        "findings": cast(list[ConversationFinding], list(rows.findings)),
+        "turns": [_turn(turn, messages) for turn in rows.turns],
     }
     return entry
+
+
+def _turn(row: Mapping[str, Any], messages: Mapping[str, str | None]) -> ConversationTurn:
+    return cast(ConversationTurn, {**row, "user_message": messages.get(row["trace_id"])})
 
 
 def conversation_name(entry: Mapping[str, Any]) -> str:

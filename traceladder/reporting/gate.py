@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from traceladder.errors import ExitCode
 from traceladder.evaluators.types import VERDICTS, VerdictValue
 from traceladder.reporting.build import accuracy_of
+from traceladder.reporting.documents import BaselineV1
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def decide(
     case_verdicts: Iterable[tuple[str | None, str]] = (),
     *,
     min_pass_rate: float | None = None,
-    baseline: Mapping[str, Any] | None = None,
+    baseline: BaselineV1 | None = None,
     max_drop: float = 0.0,
     incomparable: list[str] | None = None,
 ) -> GateOutcome:

@@ -20,6 +20,7 @@ from typing import Any
 from traceladder import __version__
 from traceladder.evaluators.types import SCORED
 from traceladder.reporting import html_sections as sections
+from traceladder.reporting.documents import ComparisonV1, ReportV1, Result
 from traceladder.reporting.html_cases import VERDICT_ICONS, case_table, filters
 from traceladder.reporting.html_conversations import CONVERSATION_LIMIT, conversations_section
 from traceladder.reporting.html_data import Comparison, case_name, distinct, index, rate_of
@@ -53,12 +54,12 @@ def _sha256(text: str) -> str:
 
 
 def render_html(
-    report: Mapping[str, Any],
+    report: ReportV1,
     details: Mapping[str, Mapping[str, Any]],
     *,
     generated_at: str,
     comparison: Comparison | None = None,
-    paired: Mapping[str, Any] | None = None,
+    paired: ComparisonV1 | None = None,
     live: LiveContext | None = None,
     suite: Mapping[str, Any] | None = None,
     case_limit: int = CASE_LIMIT,
@@ -135,7 +136,7 @@ def render_html(
     )
 
 
-def _conversations(report: Mapping[str, Any]) -> str:
+def _conversations(report: ReportV1) -> str:
     """The conversations section, for a report that has conversations (its first ones)."""
     if "conversations" not in report["summary"]:
         return ""
@@ -143,7 +144,7 @@ def _conversations(report: Mapping[str, Any]) -> str:
     return conversations_section(report["summary"]["conversations"], shown)
 
 
-def _headline(report: Mapping[str, Any], live: LiveContext | None) -> str:
+def _headline(report: ReportV1, live: LiveContext | None) -> str:
     run, s = report["run"], report["summary"]
     counts = s["verdict_counts"]
     rate = rate_of(s)
@@ -184,7 +185,7 @@ def _headline(report: Mapping[str, Any], live: LiveContext | None) -> str:
     return "".join(out)
 
 
-def _meta(report: Mapping[str, Any], live: LiveContext | None) -> str:
+def _meta(report: ReportV1, live: LiveContext | None) -> str:
     run = report["run"]
     if live:
         items = [
@@ -201,7 +202,7 @@ def _meta(report: Mapping[str, Any], live: LiveContext | None) -> str:
         heads = ("service", "version", "environment", "traces", "first seen", "last seen")
         extra = table(heads, rows, 'class="services"')
     else:
-        hashes = run.get("input_hashes") or {}
+        hashes: Mapping[str, object] = run["input_hashes"] or {}
         items = [
             ("model", run.get("model") or "—"),
             ("run date", when(run.get("started_at"))),
@@ -221,9 +222,7 @@ def _meta(report: Mapping[str, Any], live: LiveContext | None) -> str:
     return f'<dl class="meta">{dl}</dl>{extra}'
 
 
-def _cases(
-    shown: Sequence[Mapping[str, Any]], hidden: int, details: Mapping[str, Mapping[str, Any]], limit: int
-) -> str:
+def _cases(shown: Sequence[Result], hidden: int, details: Mapping[str, Mapping[str, Any]], limit: int) -> str:
     options = {
         "verdict": [v for v in VERDICT_ICONS if any(c["verdict"] == v for c in shown)],
         "dimension": distinct(c.get("dimension") for c in shown),

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from traceladder.evaluators.types import VerdictValue, not_evaluated_note
+from traceladder.reporting.documents import FindingEntry, Result, RungEntry
 from traceladder.reporting.html_data import argument_diffs, call_pairs, case_name, case_tools
 from traceladder.reporting.html_exchange import exchange
 from traceladder.reporting.html_svg import waterfall
@@ -49,7 +50,7 @@ COLUMNS = (
 RESULT_CHARS = 1500
 
 
-def shown_explanation(case: Mapping[str, Any]) -> str:
+def shown_explanation(case: Result) -> str:
     """The case's explanation as the page shows it: a PASS's without the note naming the rungs that
     could not run on it. The note is the same on nearly every PASS of a suite (a domain with no
     invariant policy says "(not evaluated: invariants)" 41 times in a sim:faulty run), so the ladder
@@ -105,7 +106,7 @@ def filters(options: Mapping[str, Sequence[str]]) -> str:
 
 
 def case_table(
-    cases: Sequence[Mapping[str, Any]],
+    cases: Sequence[Result],
     details: Mapping[str, Mapping[str, Any]],
     prompts: Mapping[str, int] | None = None,
 ) -> str:
@@ -115,7 +116,7 @@ def case_table(
     return f'<table id="case-table" class="cases"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
 
 
-def _case(i: int, case: Mapping[str, Any], detail: Mapping[str, Any], prompts: Mapping[str, int]) -> str:
+def _case(i: int, case: Result, detail: Mapping[str, Any], prompts: Mapping[str, int]) -> str:
     settled = (
         f"{case['settled_at']} {esc(case.get('settled_by') or '')}"
         if case.get("settled_at") is not None
@@ -141,9 +142,7 @@ def _case(i: int, case: Mapping[str, Any], detail: Mapping[str, Any], prompts: M
     )
 
 
-def evidence(
-    case: Mapping[str, Any], detail: Mapping[str, Any], prompts: Mapping[str, int] | None = None
-) -> str:
+def evidence(case: Result, detail: Mapping[str, Any], prompts: Mapping[str, int] | None = None) -> str:
     """Everything recorded about one judged trace, in the order a reader checks it: what was said
     and done (the conversation), then how each rung judged it."""
     out = [
@@ -197,7 +196,7 @@ def _args(values: Mapping[str, Any] | None, changed: set[str], rules: Mapping[st
     return f'<ul class="args">{"".join(rows)}</ul>'
 
 
-def _calls(case: Mapping[str, Any], results: Mapping[Any, Any]) -> str:
+def _calls(case: Result, results: Mapping[Any, Any]) -> str:
     pairs = call_pairs(case)
     if not pairs:
         return '<p class="muted">No calls were expected and none were made.</p>'
@@ -240,7 +239,7 @@ def _json_cell(value: Any, limit: int = 400) -> str:
     return "—" if value is None else f"<code>{esc(as_json(value, limit))}</code>"
 
 
-def _diffs(diffs: Sequence[Mapping[str, Any]]) -> str:
+def _diffs(diffs: Sequence[Mapping[str, Any]]) -> str:  # argument_diffs' rows
     rows = (
         f'<tr class="diff-row">{td(esc(d["rung"]) + " " + esc(d["rung_name"]))}'
         f"{td(('#' + esc(d['ordinal']) + ' ' if d.get('ordinal') is not None else '') + esc(d.get('tool')))}"
@@ -254,7 +253,7 @@ def _diffs(diffs: Sequence[Mapping[str, Any]]) -> str:
     return table(heads, rows, 'class="diffs"')
 
 
-def _rungs(rungs: Sequence[Mapping[str, Any]]) -> str:
+def _rungs(rungs: Sequence[RungEntry]) -> str:
     if not rungs:
         return '<p class="muted">No rung ran (the agent failed before anything could be judged).</p>'
     rows = []
@@ -267,7 +266,7 @@ def _rungs(rungs: Sequence[Mapping[str, Any]]) -> str:
     return table(("tier", "rung", "status", "scores", "explanation"), rows, 'class="rungs"')
 
 
-def _findings(findings: Sequence[Mapping[str, Any]]) -> str:
+def _findings(findings: Sequence[FindingEntry]) -> str:
     rows = (
         f"<tr>{td(esc(f.get('rung')))}{td(esc(f.get('code')))}{td(esc(f.get('tool') or '—'))}"
         f"{td(esc(f.get('param') or '—'))}{td(_json_cell(f.get('expected'), 300))}"

@@ -16,6 +16,7 @@ from traceladder.evaluators import call_match
 from traceladder.evaluators.types import SCORED, VerdictValue
 from traceladder.live.stats import wilson
 from traceladder.reporting.build import result_name
+from traceladder.reporting.documents import ReportV1, Result
 from traceladder.reporting.html_digest import PageDigest, case_tools
 
 
@@ -41,12 +42,12 @@ def rate_of(block: Mapping[str, Any]) -> Rate:
     return Rate(counts.get(VerdictValue.PASS, 0), sum(counts.get(v, 0) for v in SCORED))
 
 
-def case_name(case: Mapping[str, Any]) -> str:
+def case_name(case: Result) -> str:
     """`fc-d1-002`, `fc-d1-002#1` for a repeat, or a trace id prefix for a trace with no case."""
     return result_name(case)
 
 
-def by_tool(report: Mapping[str, Any], digest: PageDigest) -> list[dict[str, Any]]:
+def by_tool(report: ReportV1, digest: PageDigest) -> list[dict[str, Any]]:
     """Per tool: the scored cases that expected or called it, their rate, and how many failing
     cases a finding implicates it in (the report's `worst_tools`). Most failures first."""
     implicated = report["summary"].get("worst_tools") or {}
@@ -69,14 +70,14 @@ class LadderReach:
     total: int
 
 
-def ladder_reach(report: Mapping[str, Any], digest: PageDigest) -> LadderReach:
+def ladder_reach(report: ReportV1, digest: PageDigest) -> LadderReach:
     ladder = report["summary"].get("ladder") or []
     names = tuple(r["name"] for r in ladder if r["rung"] == digest.top_rung)
     unsettled = sum(digest.unsettled.values())
     return LadderReach(digest.top_rung, names, digest.reached_top, unsettled, digest.total)
 
 
-def argument_diffs(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+def argument_diffs(case: Result) -> list[dict[str, Any]]:
     """Every argument difference any rung recorded for the case, with the rung and call it is about:
     from the report's `diff` (the checks of failing rungs that record a difference), or, in a report
     without one, from each rung's checks."""
@@ -92,7 +93,7 @@ def argument_diffs(case: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def call_pairs(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+def call_pairs(case: Result) -> list[dict[str, Any]]:
     """Expected calls next to actual calls. When rung 2 recorded its checks (it did not pass), its
     pairing is used — each check names the expected tool and the actual call's ordinal; golden
     calls are taken in order for repeated tools. Otherwise the two lists side by side, in order.
@@ -141,7 +142,7 @@ def call_pairs(case: Mapping[str, Any]) -> list[dict[str, Any]]:
     return pairs
 
 
-def _key(case: Mapping[str, Any]) -> tuple[str, int]:
+def _key(case: Result) -> tuple[str, int]:
     return (case["case_id"] or case["trace_id"], case.get("repeat_index") or 0)
 
 
@@ -156,7 +157,7 @@ class Comparison:
     only_there: int
 
 
-def compare(report: Mapping[str, Any], other: Mapping[str, Any]) -> Comparison:
+def compare(report: ReportV1, other: ReportV1) -> Comparison:
     """Cases are matched by (case id, repeat); a trace with no case by its trace id."""
     mine = {_key(c): c for c in report["results"]}
     theirs = {_key(c): c for c in other["results"]}
@@ -176,7 +177,7 @@ def compare(report: Mapping[str, Any], other: Mapping[str, Any]) -> Comparison:
     )
 
 
-def index(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def index(cases: Sequence[Result]) -> list[dict[str, Any]]:
     """What the page's script filters and sorts on, one entry per case row, in row order."""
     return [
         {

@@ -16,6 +16,7 @@ from typing import Any
 
 from traceladder.evaluators.types import SCORED, VerdictValue
 from traceladder.reporting.build import result_name
+from traceladder.reporting.documents import ReportV1, Result
 
 NAMES_KEPT = 9  # case names kept per list: the page links at most 8 and says how many more
 
@@ -59,21 +60,21 @@ class PageDigest:
     unsettled: Counter[str] = field(default_factory=Counter)
     not_run: dict[str, NotRun] = field(default_factory=dict)
     fail_cases: dict[str, Names] = field(default_factory=dict)
-    _other: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)  # (report position, result)
-    _passing: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
+    _other: list[tuple[int, Result]] = field(default_factory=list)  # (report position, result)
+    _passing: list[tuple[int, Result]] = field(default_factory=list)
 
     @classmethod
-    def of(cls, report: Mapping[str, Any], limit: int) -> PageDigest:
+    def of(cls, report: ReportV1, limit: int) -> PageDigest:
         """An empty digest for the results of `report` (its summary names the ladder)."""
         ladder = report["summary"].get("ladder") or []
         return cls(limit, top_rung=max((r["rung"] for r in ladder), default=None))
 
-    def add_all(self, results: Iterable[Mapping[str, Any]]) -> PageDigest:
+    def add_all(self, results: Iterable[Result]) -> PageDigest:
         for result in results:
             self.add(result)
         return self
 
-    def add(self, case: Mapping[str, Any]) -> None:
+    def add(self, case: Result) -> None:
         """Fold one result, in report order."""
         self.total += 1
         name = result_name(case)
@@ -101,7 +102,7 @@ class PageDigest:
         if len(kept) < self.limit:
             kept.append((self.total, case))
 
-    def shown(self) -> tuple[list[Mapping[str, Any]], int]:
+    def shown(self) -> tuple[list[Result], int]:
         """(the results the table shows, in report order; how many it leaves out)."""
         shown = self._other[: self.limit]
         shown += self._passing[: self.limit - len(shown)]

@@ -10,6 +10,7 @@ from typing import Any
 from traceladder.evaluators import judge as judge_rung
 from traceladder.evaluators.types import VerdictValue
 from traceladder.reporting.build import dimension_label
+from traceladder.reporting.documents import ReportV1
 from traceladder.reporting.html_cases import verdict_badge
 from traceladder.reporting.html_data import (
     Comparison,
@@ -58,7 +59,7 @@ def not_evaluated(digest: PageDigest, where: Mapping[str, int]) -> str:
     )
 
 
-def ladder(report: Mapping[str, Any], digest: PageDigest, where: Mapping[str, int] | None = None) -> str:
+def ladder(report: ReportV1, digest: PageDigest, where: Mapping[str, int] | None = None) -> str:
     rungs = report["summary"].get("ladder") or []
     reach = ladder_reach(report, digest)
     out = [
@@ -121,7 +122,7 @@ def _rate_table(first: str, rows: Sequence[tuple[str, Rate, Sequence[Any]]], ext
     return table((first, "scored", "✓ passed", "pass rate", "95% interval", *extra), body)
 
 
-def rates(report: Mapping[str, Any], digest: PageDigest) -> str:
+def rates(report: ReportV1, digest: PageDigest) -> str:
     summary = report["summary"]
     names = summary.get("dimension_names")
     dims = [(dimension_label(d, names), rate_of(b), b) for d, b in summary["dimensions"].items()]
@@ -159,7 +160,7 @@ def links(names: Sequence[str], where: Mapping[str, int], limit: int = 8, count:
     return ", ".join(shown) + (f" and {count - limit} more" if count > limit else "")
 
 
-def classes(report: Mapping[str, Any], digest: PageDigest, where: Mapping[str, int]) -> str:
+def classes(report: ReportV1, digest: PageDigest, where: Mapping[str, int]) -> str:
     taxonomy = report["summary"]["taxonomy_counts"]
     out = '<section id="classes"><h2>Failure classes</h2>'
     if not taxonomy:

@@ -13,18 +13,16 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 from traceladder.evaluators.types import UNRATED, VERDICTS, VerdictValue
 from traceladder.reporting.build import result_name
+from traceladder.reporting.documents import ReportV1, Result
 from traceladder.text import xml_text
 
 _DECLARATION = "<?xml version='1.0' encoding='utf-8'?>\n"
 
 
-def junit_frame(
-    report: Mapping[str, Any], trace_verdicts: Mapping[str, int] | None = None
-) -> tuple[str, str]:
+def junit_frame(report: ReportV1, trace_verdicts: Mapping[str, int] | None = None) -> tuple[str, str]:
     """The text before the first test case and after the last: the suite's name and its totals
     of test cases, i.e. of judged traces (`trace_verdicts`: verdict → traces, known before any
     result is read; counted from a whole report's results when not given). A multi-turn case's
@@ -45,7 +43,7 @@ def junit_frame(
     return f"{_DECLARATION}<testsuites>\n  {opening}", "\n  </testsuite>\n</testsuites>\n"
 
 
-def junit_case(r: Mapping[str, Any]) -> str:
+def junit_case(r: Result) -> str:
     """One result as a <testcase>, indented as in the whole document (with its leading newline).
     FAIL → <failure>, AGENT_ERROR → <error>, SKIP and NOT_EVALUATED → <skipped>."""
     # the full trace id: a JUnit test name is the identifier CI tools keep a test's history by
@@ -66,7 +64,7 @@ def junit_case(r: Mapping[str, Any]) -> str:
     return "\n    " + ET.tostring(case, encoding="unicode")
 
 
-def render_junit(report: Mapping[str, Any]) -> str:
+def render_junit(report: ReportV1) -> str:
     """A whole in-memory report as JUnit XML."""
     opening, closing = junit_frame(report)
     return opening + "".join(junit_case(r) for r in report["results"]) + closing

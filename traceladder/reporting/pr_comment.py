@@ -10,6 +10,7 @@ from typing import Any
 
 from traceladder.evaluators.types import VerdictValue as V
 from traceladder.reporting.build import dimension_label
+from traceladder.reporting.documents import BaselineV1, ReportV1
 from traceladder.text import printable
 
 MAX_FLIPS = 30  # a comment stays readable; the artifact's report has every case
@@ -31,15 +32,14 @@ def _cell(text: Any) -> str:
     return printable(str(text)).replace("|", "\\|")
 
 
-def pr_comment(
-    baseline: Mapping[str, Any], report: Mapping[str, Any], decision: str, *, max_flips: int = MAX_FLIPS
-) -> str:
+def pr_comment(baseline: BaselineV1, report: ReportV1, decision: str, *, max_flips: int = MAX_FLIPS) -> str:
     """The comment body. `decision`: the gate's one line (passed / failed and why)."""
     run = report["run"]
     summary = report["summary"]
     before = baseline["summary"]
     subject = run.get("model") or "?"
-    version = (run.get("input_hashes") or {}).get("agent_version")
+    hashes = run["input_hashes"]
+    version = hashes.get("agent_version") if hashes else None
     base_version = (baseline.get("input_hashes") or {}).get("agent_version")
     lines = [
         f"### traceladder — `{_cell(subject)}`",
@@ -56,10 +56,10 @@ def pr_comment(
         f"| **pass rate** | {_rate(before['accuracy'])} | {_rate(summary['accuracy'])} | "
         f"{_delta(before['accuracy'], summary['accuracy'])} |",
     ]
-    dims_after = summary.get("dimensions") or {}
+    dims_after = summary["dimensions"]
     for name in sorted(set(before.get("dimensions") or {}) | set(dims_after)):
         b = (before.get("dimensions") or {}).get(name)
-        a = (dims_after.get(name) or {}).get("accuracy")
+        a = dims_after[name]["accuracy"] if name in dims_after else None
         label = dimension_label(name, summary.get("dimension_names"))
         lines.append(f"| {_cell(label)} | {_rate(b)} | {_rate(a)} | {_delta(b, a)} |")
     counts = summary["verdict_counts"]
@@ -83,7 +83,7 @@ def pr_comment(
 
 
 def flips(
-    baseline: Mapping[str, Any], report: Mapping[str, Any]
+    baseline: Mapping[str, Any], report: ReportV1
 ) -> tuple[list[tuple[str, str, Mapping[str, Any]]], list[tuple[str, str, Mapping[str, Any]]]]:
     """(regressed, improved): (case id, baseline verdict, this run's first-repeat result) of each
     case that passed before and not now, or the other way round, in case order."""

@@ -14,6 +14,7 @@ from rich.text import Text
 from traceladder.evaluators.types import VERDICTS, VerdictValue
 from traceladder.reporting.build import dimension_label, result_name
 from traceladder.reporting.conversations import conversations_text
+from traceladder.reporting.documents import ReportV1
 from traceladder.reporting.judge_text import judge_sentence
 from traceladder.text import printable
 
@@ -37,7 +38,7 @@ def _pct(value: float | None) -> str:
 
 
 def render_text(
-    report: Mapping[str, Any],
+    report: ReportV1,
     console: Console,
     *,
     show_cases: int = 20,
@@ -79,8 +80,8 @@ def render_text(
         console.print(classes)
     if s["top_worst_tools"]:
         tools = _table("Tools implicated in failures", "tool", "failing cases", right=("failing cases",))
-        for item in s["top_worst_tools"]:
-            tools.add_row(_cell(item["tool"]), str(item["fail_cases"]))
+        for worst in s["top_worst_tools"]:
+            tools.add_row(_cell(worst["tool"]), str(worst["fail_cases"]))
         console.print(tools)
     counted = ("rung", "judged", "passed", "failed", "not evaluated", "settled FAIL", "settled PASS")
     ladder = _table(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -371,7 +371,7 @@ def first_domain(store: Store, run_id: str) -> str | None:
 
 
 def row_batches(
-    store: Store, scope: Scope, run: dict[str, Any], batch: int = BATCH_TRACES
+    store: Store, scope: Scope, run: Mapping[str, Any], batch: int = BATCH_TRACES
 ) -> Iterator[RunRows]:
     """The per-trace rows of `scope`, `batch` traces at a time, in report order (one set of
     queries per batch, never per trace).
@@ -389,7 +389,7 @@ def row_batches(
 
 
 def _rows_after(
-    store: Store, scope: Scope, after: tuple[Any, ...] | None, batch: int, run: dict[str, Any]
+    store: Store, scope: Scope, after: tuple[Any, ...] | None, batch: int, run: Mapping[str, Any]
 ) -> tuple[RunRows | None, tuple[Any, ...] | None]:
     """The rows of the next `batch` traces of `scope` after the key `after` (from the first when
     None), and the last one's key; (None, None) past the end."""
@@ -407,7 +407,7 @@ def _rows_after(
     for call in calls:
         call["arguments"] = json_or_none(call["arguments_raw"])
         by_trace.setdefault(call.pop("trace_id"), []).append(call)
-    return RunRows(run, results, rungs, findings, by_trace, notes, judgments), last
+    return RunRows(dict(run), results, rungs, findings, by_trace, notes, judgments), last
 
 
 def _batch_rows(

@@ -48,6 +48,7 @@ from traceladder.evaluation.evaluate import EvaluationSummary
 from traceladder.evaluators.ladder import Ladder
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
 from traceladder.judge.phase import JudgeOptions
+from traceladder.reporting.documents import ReportV1
 from traceladder.storage.db import Store
 from traceladder.storage.runs import NewRun, create_run, mark_running, recorded_config
 from traceladder.subject.attribution import CaseSpanExporter, CaseTraces
@@ -95,7 +96,7 @@ class AgentRunResult:
     subject: str
     version: str
     evaluation: EvaluationSummary | None
-    report: dict[str, Any] | None
+    report: ReportV1 | None
     report_path: Path | None
     dropped_spans: int  # spans the agent emitted that named no case of the run
     refused_bodies: int  # OTLP bodies the run's receiver refused as not OTLP

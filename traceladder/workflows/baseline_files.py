@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from traceladder.errors import UserError, VerificationFailed
 from traceladder.evaluators.types import VerdictValue
@@ -22,6 +22,7 @@ from traceladder.reporting.baseline import (
     review_template,
     verify_self_hash,
 )
+from traceladder.reporting.documents import BaselineV1
 from traceladder.schemas import first_problem, require_valid
 from traceladder.storage.db import Store
 from traceladder.storage.runs import failures_of, has_results, run_info
@@ -29,7 +30,7 @@ from traceladder.workflows.consistency_record import consistency_record
 from traceladder.workflows.report_files import load_report
 
 
-def load_baseline(path: Path) -> dict[str, Any]:
+def load_baseline(path: Path) -> BaselineV1:
     """A BaselineV1 that parses, validates against its published schema and verifies its own
     hash; `UserError` otherwise, `VerificationFailed` for a file edited after locking."""
     baseline = read_json_object(path, "baseline")
@@ -42,7 +43,7 @@ def load_baseline(path: Path) -> dict[str, Any]:
         raise VerificationFailed(
             f"baseline {path} fails its own SHA-256: it was edited after locking; re-lock it"
         )
-    return baseline
+    return cast(BaselineV1, baseline)  # validated against its schema above
 
 
 def make_review_template(store: Store, run_id: str) -> dict[str, Any]:
@@ -50,7 +51,7 @@ def make_review_template(store: Store, run_id: str) -> dict[str, Any]:
     return review_template(run_id, failures_of(store, run_id))
 
 
-def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path) -> dict[str, Any]:
+def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path) -> BaselineV1:
     """The BaselineV1 for `canonical`, or `UserError` naming the evidence that is missing. The
     baseline validates against its published schema before anyone can write it (`SchemaViolation`,
     a bug, otherwise)."""

@@ -10,7 +10,7 @@ for the gate; a side of several runs must be repetitions of one model with ident
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from traceladder.domain.registry import is_installed, load_domain
 from traceladder.errors import UserError
 from traceladder.reporting.comparison import SAME_SUITE_KEY, Pairing
+from traceladder.reporting.documents import ComparisonV1, ReportV1
 from traceladder.reporting.leaderboard import leaderboard
 from traceladder.reporting.repeatability import listed_twice
 from traceladder.storage.db import Store
@@ -72,7 +73,7 @@ def check_same_suite(infos: Sequence[RunInfo]) -> None:
             )
 
 
-def _dimensions(domain: str | None, report: Mapping[str, Any]) -> dict[str, str] | tuple[str, ...]:
+def _dimensions(domain: str | None, report: ReportV1) -> dict[str, str] | tuple[str, ...]:
     """The suite's dimensions in order: named as the reference run's report names them (the
     names its run recorded), else the installed domain's."""
     names = report["summary"].get("dimension_names")
@@ -84,7 +85,7 @@ def _dimensions(domain: str | None, report: Mapping[str, Any]) -> dict[str, str]
     return ()
 
 
-def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: float = 0.05) -> dict[str, Any]:
+def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: float = 0.05) -> ComparisonV1:
     """The ComparisonV1 of side `a` (reference) and `b` (candidate). `UserError` for an unknown,
     incomplete or repeated run or a mixed side; `NotComparable` for runs of different suites."""
     repeated = sorted((set(a) & set(b)) | {r for r in (*a, *b) if [*a, *b].count(r) > 1})

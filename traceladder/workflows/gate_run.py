@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError, VerificationFailed
+from traceladder.reporting.documents import BaselineV1, ReportV1
 from traceladder.reporting.gate import GateOutcome, decide
 from traceladder.storage.db import Store
 from traceladder.storage.readers import latest_run
@@ -19,8 +20,8 @@ class GateResult:
     run_id: str
     outcome: GateOutcome
     gaps: tuple[str, ...]  # incomplete evidence, gated anyway because of --allow-partial
-    report: dict[str, Any] | None  # when a comment was asked for (a JUnit file streams its own)
-    baseline: dict[str, Any] | None = None  # the baseline read, when one was given
+    report: ReportV1 | None  # when a comment was asked for (a JUnit file streams its own)
+    baseline: BaselineV1 | None = None  # the baseline read, when one was given
 
 
 def gate(
@@ -71,7 +72,7 @@ def gate(
 # `gate --min-pass-rate` in CI pays for neither on every build.
 
 
-def _read_baseline(path: Path) -> dict[str, Any]:
+def _read_baseline(path: Path) -> BaselineV1:
     from traceladder.workflows.baseline_files import load_baseline
 
     try:
@@ -81,14 +82,14 @@ def _read_baseline(path: Path) -> dict[str, Any]:
 
 
 def _comparability(
-    baseline: dict[str, Any], model: str, input_hashes: dict[str, str], config: dict[str, Any]
+    baseline: BaselineV1, model: str, input_hashes: dict[str, str], config: dict[str, Any]
 ) -> list[str]:
     from traceladder.reporting.baseline import comparability
 
     return comparability(baseline, model, input_hashes, config)
 
 
-def _report(store: Store, run_id: str) -> dict[str, Any]:
+def _report(store: Store, run_id: str) -> ReportV1:
     from traceladder.workflows.report_files import load_report
 
     return load_report(store, run_id)

@@ -21,6 +21,7 @@ from traceladder.live import DEFAULT_LIVE_HOURS
 from traceladder.live.trend import Trend, label, trend
 from traceladder.reporting.build import CaseRunCount
 from traceladder.reporting.comparison import compare_sides
+from traceladder.reporting.documents import ComparisonV1, ReportV1
 from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
 from traceladder.reporting.html_conversations import CONVERSATION_LIMIT
 from traceladder.reporting.html_data import compare
@@ -59,7 +60,7 @@ def _details(store: Store, shown: Sequence[Mapping[str, Any]]) -> dict[str, dict
     return {trace_id: asdict(detail) for trace_id, detail in found.items()}
 
 
-def _streamed(opened: RunReport) -> tuple[dict[str, Any], PageDigest]:
+def _streamed(opened: RunReport) -> tuple[ReportV1, PageDigest]:
     """The page's report — the run block and summary, and only the results the page shows, each
     validated — and its digest of every result, read a batch at a time (issue 36): a page of any
     run holds at most twice `CASE_LIMIT` results."""
@@ -77,8 +78,8 @@ def _streamed(opened: RunReport) -> tuple[dict[str, Any], PageDigest]:
         )
     shown, _ = digest.shown()
     for index, result in enumerate(shown):
-        checked_result(dict(result), index)
-    page: dict[str, Any] = {**opened.head, "results": shown}
+        checked_result(result, index)
+    page: ReportV1 = {**opened.head, "results": shown}
     if "conversations" in opened.head["summary"]:  # the first the page shows, a page at a time
         found = (c for batch in opened.conversation_batches() for c in batch)
         page["conversations"] = list(islice(found, CONVERSATION_LIMIT))
@@ -105,7 +106,8 @@ def run_page(
         digest = PageDigest.of(report, CASE_LIMIT).add_all(report["results"])
     else:
         report, digest = _streamed(open_report(store, run_id))
-    cases_hash = (report["run"].get("input_hashes") or {}).get("cases")
+    hashes = report["run"]["input_hashes"]
+    cases_hash = hashes["cases"] if hashes else None
     suite = asdict(suite_runs(store, cases_hash)) if cases_hash else None
     when = _stamp(now or datetime.now(UTC))
     details = _details(store, digest.shown()[0])
@@ -115,8 +117,8 @@ def run_page(
 
 
 def paired_comparison(
-    store: Store, a: str, b: str, report_a: dict[str, Any], report_b: dict[str, Any]
-) -> dict[str, Any] | None:
+    store: Store, a: str, b: str, report_a: ReportV1, report_b: ReportV1
+) -> ComparisonV1 | None:
     """The ComparisonV1 `traceladder compare A B` prints, for the page — or None when the two runs
     are not runs of one suite (the flips above still show; a paired test would be meaningless)."""
     try:

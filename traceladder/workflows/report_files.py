@@ -38,6 +38,7 @@ from traceladder.reporting.build import (
     summary_problems,
 )
 from traceladder.reporting.conversations import conversation_block, conversation_entry
+from traceladder.reporting.documents import Conversation, ReportV1, Result
 from traceladder.schemas import SchemaViolation, require_valid, require_valid_part
 from traceladder.storage.conversation_report import (
     BATCH_CONVERSATIONS,
@@ -67,20 +68,20 @@ class RunReport:
     `failing_count` all of them; the results themselves come from `result_batches`."""
 
     store: Store
-    head: dict[str, Any]
+    head: ReportV1
     scope: Scope
     failing: list[dict[str, Any]]
     failing_count: int
     trace_verdicts: dict[str, int] = field(default_factory=dict)  # verdict → judged traces
 
-    def result_batches(self, batch: int = BATCH_TRACES) -> Iterator[list[dict[str, Any]]]:
+    def result_batches(self, batch: int = BATCH_TRACES) -> Iterator[list[Result]]:
         """The per-trace results, `batch` traces at a time, in report order."""
         for rows in row_batches(self.store, self.scope, self.head["run"], batch):
             yield result_entries(rows, QUIRKS)
 
     def conversation_batches(
         self, batch: int = BATCH_CONVERSATIONS, *, failing: bool = False
-    ) -> Iterator[list[dict[str, Any]]]:
+    ) -> Iterator[list[Conversation]]:
         """The report's conversations (ReportV1's `conversations`), `batch` at a time, each with
         its turns' user messages; `failing`: only those that did not PASS (or SKIP)."""
         if "conversations" not in self.head["summary"]:
@@ -139,15 +140,15 @@ def report_of(
     return RunReport(store, head, scope, agg.failing, agg.failing_count, agg.trace_verdicts)
 
 
-def load_report(store: Store, run_id: str) -> dict[str, Any]:
+def load_report(store: Store, run_id: str) -> ReportV1:
     """The whole ReportV1 of a run in memory (for a baseline, a comparison, a page)."""
     return whole(open_report(store, run_id))
 
 
-def whole(opened: RunReport) -> dict[str, Any]:
+def whole(opened: RunReport) -> ReportV1:
     """An opened report with every result (and conversation) in memory."""
     results = [result for batch in opened.result_batches() for result in batch]
-    document = {**opened.head, "results": results}
+    document: ReportV1 = {**opened.head, "results": results}
     if "conversations" in opened.head["summary"]:
         document["conversations"] = [c for batch in opened.conversation_batches() for c in batch]
     return document
@@ -175,7 +176,7 @@ def indented_json(obj: Any) -> str:
         return json.dumps(obj, ensure_ascii=False, indent=2, default=str)
 
 
-def report_json(report: dict[str, Any]) -> str:
+def report_json(report: ReportV1) -> str:
     """The report as JSON text, once it is known to be a valid ReportV1: the document checked is
     the one written (parsed back from this text), so nothing written can differ from what was
     validated. `SchemaViolation` names the first violations otherwise."""
@@ -184,20 +185,20 @@ def report_json(report: dict[str, Any]) -> str:
     return text
 
 
-def check_report(report: dict[str, Any]) -> None:
+def check_report(report: ReportV1) -> None:
     """`SchemaViolation` unless `report` is a valid ReportV1 — for a writer of another rendering
     (text, JUnit, HTML) to call before it writes anything."""
     report_json(report)
 
 
-def check_head(head: dict[str, Any]) -> None:
+def check_head(head: ReportV1) -> None:
     """`SchemaViolation` unless the run block and summary of a streamed report are valid (its
     results are checked one by one as they are rendered)."""
     text = json.dumps({**head, "results": []}, ensure_ascii=False, default=str)
     require_valid("ReportV1", json.loads(text), also=summary_problems)
 
 
-def checked_results(opened: RunReport) -> Iterator[tuple[dict[str, Any], str]]:
+def checked_results(opened: RunReport) -> Iterator[tuple[Result, str]]:
     """Each result of a streamed report with its JSON text (indented as in the whole document),
     each validated as written (the parsed-back text), numbered as in the whole document; at the
     end, `SchemaViolation` unless they were exactly `case_count` case runs (`build.case_runs_in`)."""
@@ -216,7 +217,7 @@ def checked_results(opened: RunReport) -> Iterator[tuple[dict[str, Any], str]]:
         )
 
 
-def checked_result(result: dict[str, Any], index: int) -> str:
+def checked_result(result: Result, index: int) -> str:
     """The JSON text of one result (indented as in the whole document), once it is known to be a
     valid ReportV1 result (the parsed-back text); `index` is its place among the results."""
     text = indented_json(result)
@@ -298,7 +299,7 @@ def stream_report(
         stdout.write(chunk)
 
 
-def render(report: dict[str, Any], fmt: str) -> str:
+def render(report: ReportV1, fmt: str) -> str:
     """A whole in-memory report rendered as `fmt` (json, junit, text), once validated."""
     text = report_json(report)  # every format renders a validated report
     if fmt == "json":
@@ -322,7 +323,7 @@ def report_path_for(db: Path, run_id: str) -> Path:
     return db.resolve().parent / "reports" / f"{run_id}.json"
 
 
-def save_json_report(report: dict[str, Any], db: Path) -> Path:
+def save_json_report(report: ReportV1, db: Path) -> Path:
     path = report_path_for(db, str(report["run"]["run_id"]))
     write_text(path, render(report, "json"), "report")
     return path

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from traceladder.agent.client import ModelChoice, choose_model
 from traceladder.agent.config import DEFAULT_MAX_TOKENS, AgentConfig, RetryPolicy, redact_url
@@ -32,6 +32,7 @@ from traceladder.evaluation.evaluate import EvaluationSummary
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.choice import JudgeRequest, resolve_judge
 from traceladder.judge.phase import JudgeOptions
+from traceladder.reporting.documents import ReportV1
 from traceladder.storage.db import Store
 from traceladder.storage.results import ResultTables
 from traceladder.storage.runs import commonest_error
@@ -104,7 +105,7 @@ class RunResult:
 
     summary: RunSummary
     evaluation: EvaluationSummary | None = None
-    report: dict[str, Any] | None = None
+    report: ReportV1 | None = None
     report_path: Path | None = None
     nothing_measured: str | None = None
 
