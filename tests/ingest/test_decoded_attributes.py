@@ -15,17 +15,22 @@ import orjson
 import pyarrow as pa
 import pytest
 from conftest import ROOT
+from otlp_helpers import req_json, span_json
 
 from traceladder.extraction.stage import STAGE
 from traceladder.ingest.run import ingest
-from traceladder.otlp import decode_traces
+from traceladder.otlp import decode_traces, json_walk
+from traceladder.otlp.decode import JSON, PROTOBUF
 from traceladder.otlp.decoded import ParsedSpan
 from traceladder.storage.db import Store
 from traceladder.storage.derived import STORED_LOG_COLUMNS, STORED_SPAN_COLUMNS, Batch, TraceRows
 from traceladder.storage.spans import SPAN_COLUMNS
 from traceladder.storage.writes import write_batch
 
-FILES = sorted((ROOT / "tests" / "fixtures").rglob("collector-traces.jsonl"))
+FIXTURES = ROOT / "tests" / "fixtures"
+# Collector JSON (mostly the walk) and protobuf bodies (the protobuf row builder, which the exact
+# OTLP/JSON path shares)
+FILES = sorted(FIXTURES.rglob("collector-traces.jsonl")) + sorted(FIXTURES.rglob("traces-*.pb"))
 _NONE = TraceRows(
     pa.table({c: pa.array([], pa.string()) for c in STORED_SPAN_COLUMNS}),
     pa.table({c: pa.array([], pa.string()) for c in STORED_LOG_COLUMNS}),
@@ -44,23 +49,28 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _bodies(path: Path) -> list[tuple[bytes, str]]:
+    if path.suffix == ".pb":
+        return [(path.read_bytes(), PROTOBUF)]
+    return [(line, JSON) for line in path.read_bytes().splitlines() if line.strip()]
+
+
 def _decoded(path: Path) -> tuple[pa.Table, list[ParsedSpan]]:
     tables, parsed = [], []
-    for line in path.read_bytes().splitlines():
-        if line.strip():
-            batch = decode_traces(line, "application/json")
-            assert batch.parsed is not None, f"{path}: the walk did not keep what it parsed"
-            tables.append(batch.table)
-            parsed.extend(batch.parsed)
+    for body, media_type in _bodies(path):
+        batch = decode_traces(body, media_type)
+        assert batch.parsed is not None, f"{path}: the decoder did not keep what it parsed"
+        tables.append(batch.table)
+        parsed.extend(batch.parsed)
     table = pa.concat_tables(tables)
     return table.append_column("source", pa.array(["file"] * table.num_rows, pa.string())), parsed
 
 
 def test_the_fixtures_are_found() -> None:
-    assert len(FILES) > 200
+    assert len(FILES) > 250
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT / "tests" / "fixtures").parent))
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_decoded_attributes_are_what_the_text_parses_to_and_give_the_same_rows(path: Path) -> None:
     table, parsed = _decoded(path)
     attributes = table.column("attributes").to_pylist()
@@ -100,7 +110,7 @@ def test_the_stage_reads_the_decoded_attributes_not_the_text() -> None:
 def test_ingest_stores_what_a_write_from_the_text_stores(tmp_path: Path) -> None:
     """`ingest` hands the stage the decoded attributes; the store it writes equals one written from
     the rows' text alone (`write_batch` without them), table by table."""
-    path = next(p for p in FILES if "conversations" in str(p))
+    path = next(p for p in FILES if "conversations" in str(p) and p.suffix == ".jsonl")
     table, _ = _decoded(path)
     with Store(tmp_path / "ingest.duckdb") as ours, Store(tmp_path / "text.duckdb") as text:
         summary = ingest(ours, [str(path)])
@@ -112,3 +122,27 @@ def test_ingest_stores_what_a_write_from_the_text_stores(tmp_path: Path) -> None
             clock = " EXCLUDE (first_seen, last_seen)" if name == "traces" else ""  # when, not what
             query = f"SELECT *{clock} FROM {name} ORDER BY ALL"
             assert ours.fetchall(query) == text.fetchall(query), name
+
+
+_IRREGULAR = [  # values the walk leaves to the exact path (json_format, then the protobuf row builder)
+    {"key": "b", "value": {"bytesValue": "aGk="}},
+    {"key": "nan", "value": {"doubleValue": "NaN"}},
+    {"key": "n", "value": {"intValue": "-9223372036854775808"}},
+    {"key": "one", "value": {"doubleValue": 1}},
+    {"key": "kv", "value": {"kvlistValue": {"values": [{"key": "x", "value": {"boolValue": True}}]}}},
+    {"key": "list", "value": {"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": 2}]}}},
+    {"key": "b", "value": {"stringValue": "the last duplicate wins"}},
+]
+
+
+def test_the_exact_path_keeps_what_its_text_parses_to_as_well() -> None:
+    events = [{"name": "e", "timeUnixNano": "5", "attributes": _IRREGULAR}]
+    body = req_json(span_json(attributes=_IRREGULAR, events=events))
+    with pytest.raises(json_walk.Irregular):
+        json_walk.trace_rows(orjson.loads(body))
+    batch = decode_traces(body, JSON)
+    assert batch.table.num_rows == 1 and batch.parsed is not None
+    attrs, evs = batch.parsed[0]
+    assert _same(attrs, orjson.loads(batch.table.column("attributes")[0].as_py()))
+    assert _same(evs, orjson.loads(batch.table.column("events")[0].as_py()))
+    assert list(attrs) == ["b", "nan", "n", "one", "kv", "list"] and attrs["one"] == 1.0

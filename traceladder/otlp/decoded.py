@@ -84,7 +84,7 @@ ParsedSpan = tuple[dict[str, Any], list[dict[str, Any]]]
 class DecodedBatch:
     """`table`: the rows; `rejected`: what was left out; `parsed`: per row of a trace batch, its
     attributes and events as decoded (`ParsedSpan`), so the extraction stage need not parse the
-    text again — None when the decoder did not keep them (the exact path, log records)."""
+    text again — None for log records (and when dropped: `ingest.parallel`'s worker processes)."""
 
     table: pa.Table
     rejected: list[Rejected] = field(default_factory=list)
