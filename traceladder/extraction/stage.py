@@ -19,7 +19,7 @@ parsed views; later outputs (conversations) are further tables of `DerivedRows`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -33,6 +33,7 @@ from traceladder.conventions.views import ExtractedCall, ToolDefinition
 from traceladder.conversation.keys import conversation_key
 from traceladder.extraction.reading import Reading, read_trace
 from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp
+from traceladder.otlp.decoded import ParsedSpan
 from traceladder.storage.derived import (
     CALL_SCHEMA,
     CONVERSATION_KEY_SCHEMA,
@@ -79,18 +80,32 @@ _SPAN_FIELDS = STORED_SPAN_COLUMNS
 _LOG_FIELDS = STORED_LOG_COLUMNS
 
 
-def _rows(table: pa.Table | None, names: tuple[str, ...]) -> Iterator[tuple[Any, ...]]:
-    """The rows of `table` as tuples of `names` (a missing column reads as None), in order:
-    plain Python values, not yet parsed — a trace's JSON is parsed only when its turn comes, so
-    the stage holds one trace's parsed views at a time, not the batch's."""
+def _rows(
+    table: pa.Table | None, names: tuple[str, ...], skip: frozenset[str] = frozenset()
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of `table` as tuples of `names` (a missing column, or one in `skip`, reads as
+    None), in order: plain Python values, not yet parsed — a trace's JSON is parsed only when its
+    turn comes, so the stage holds one trace's parsed views at a time, not the batch's."""
     if table is None or table.num_rows == 0:
         return iter(())
-    return zip(*(_column(table, n) for n in names), strict=True)
+    n = table.num_rows
+    return zip(*([None] * n if c in skip else _column(table, c) for c in names), strict=True)
 
 
-def _span_view(row: tuple[Any, ...]) -> SpanView:
+# The texts a row's decoded attributes and events stand for: not converted to Python when every
+# row of the batch comes with them (a 4 KB text costs its copy into a Python str).
+_DECODED_TEXTS = frozenset({"attributes", "events"})
+
+
+def _span_view(row: tuple[Any, ...], decoded: ParsedSpan | None = None) -> SpanView:
+    """The view of one span row; `decoded`: its attributes and events as the decoder parsed them
+    (what the row's texts parse to), read instead of the texts."""
     _, sid, parent, name, kind, start, end, status, message, attrs, events, scope, _resource = row
-    parsed = _json(attrs, {})
+    if decoded is not None:
+        parsed, events_list = decoded
+    else:
+        parsed = _json(attrs, {})
+        events_list = [] if events in _NO_EVENTS else _json(events, [])
     return SpanView(
         span_id=sid,
         parent_span_id=parent,
@@ -101,9 +116,14 @@ def _span_view(row: tuple[Any, ...]) -> SpanView:
         status_code=status or "UNSET",
         status_message=message,
         attributes=parsed if isinstance(parsed, dict) else {},
-        events=[] if events in _NO_EVENTS else _json(events, []),
+        events=events_list,
         scope_name=scope,
     )  # fmt: skip
+
+
+def _decoded(parsed: Sequence[ParsedSpan | None] | None, i: int) -> ParsedSpan | None:
+    """Row `i`'s decoded attributes and events, if the batch carries them (-1: a stored row)."""
+    return None if parsed is None or i < 0 else parsed[i]
 
 
 def _log_view(row: tuple[Any, ...]) -> LogView:
@@ -228,7 +248,9 @@ class Stage:
             if row[0] is not None:
                 logs.setdefault(row[0], {}).setdefault(row[1], row)
         positions: dict[str, list[tuple[int, tuple[Any, ...]]]] = {}
-        for i, row in enumerate(_rows(batch.spans, _SPAN_FIELDS)):
+        decoded = batch.parsed
+        skip = _DECODED_TEXTS if decoded is not None and all(p is not None for p in decoded) else frozenset()
+        for i, row in enumerate(_rows(batch.spans, _SPAN_FIELDS, skip)):
             positions.setdefault(row[0], []).append((i, row))
             spans.setdefault(row[0], {}).setdefault(row[1], (i, row))
         for row in _rows(batch.logs, _LOG_FIELDS):
@@ -246,12 +268,12 @@ class Stage:
             # one view per span, its role decided once for the three readers of it
             with registry.roles_remembered():
                 stored = list(spans.pop(tid, {}).values())
-                found_views = [(i, _span_view(row)) for i, row in stored]
+                found_views = [(i, _span_view(row, _decoded(decoded, i))) for i, row in stored]
                 kept = [v for _, v in found_views]
                 of_batch = {i: v for i, v in found_views if i >= 0}
                 for i, row in positions.pop(tid, []):
                     # a repeat inside the batch is not stored (the first copy is); it is read alone
-                    derived[i] = span_columns(of_batch.get(i) or _span_view(row), hooks)
+                    derived[i] = span_columns(of_batch.get(i) or _span_view(row, _decoded(decoded, i)), hooks)
                 log_views = [_log_view(r) for r in logs.pop(tid, {}).values()]
                 found = extract_trace(kept, log_views)
                 calls.extend(_call_row(tid, c) for c in found.calls)

@@ -71,6 +71,16 @@ def decode_unit(unit: Unit) -> list[Item]:
     return out
 
 
+def decode_unit_apart(unit: Unit) -> list[Item]:
+    """`decode_unit` in a worker process: the items without the decoder's parsed attributes,
+    which would cost more to send back (pickled) than the stage spends parsing their text."""
+    out = decode_unit(unit)
+    for item in out:
+        if isinstance(item, Decoded):
+            item.batch.parsed = None
+    return out
+
+
 class Decoders:
     """Units in, items out, in order; a pool of `processes` started only when a second unit
     exists (a small input never pays for starting processes)."""
@@ -94,8 +104,8 @@ class Decoders:
             self._pool = ProcessPoolExecutor(self.processes, mp_context=context)
             held, self._held = self._held, None
             if held is not None:
-                self._flight.append((held, self._pool.submit(decode_unit, held)))
-        self._flight.append((unit, self._pool.submit(decode_unit, unit)))
+                self._flight.append((held, self._pool.submit(decode_unit_apart, held)))
+        self._flight.append((unit, self._pool.submit(decode_unit_apart, unit)))
         while len(self._flight) > 2 * self.processes:
             done, future = self._flight.popleft()
             yield done, future.result()

@@ -28,6 +28,7 @@ from traceladder.ingest.decoding import GROUP_BYTES, Decoded
 from traceladder.ingest.parallel import Decoders, Item, Unit, units
 from traceladder.ingest.requests import ReadError, Request, expand
 from traceladder.otlp import DecodeError
+from traceladder.otlp.decoded import ParsedSpan
 from traceladder.storage.db import Store
 from traceladder.storage.writes import write_batch
 
@@ -74,6 +75,8 @@ class _Buffer:
         self.store, self.summary = store, summary
         self.batch_rows, self.batch_bytes = batch_rows, batch_bytes
         self.tables: dict[str, list[pa.Table]] = {"spans": [], "logs": []}
+        # per span row, its attributes and events as decoded (None: the stage parses the text)
+        self.parsed: list[ParsedSpan | None] = []
         self.rows = self.bytes = 0
         self.wide = False
 
@@ -81,6 +84,9 @@ class _Buffer:
         kind = "spans" if item.signal == "traces" else "logs"
         if item.batch.table.num_rows:
             self.tables[kind].append(_with_source(item.batch.table, source))
+            if kind == "spans":
+                parsed = item.batch.parsed
+                self.parsed.extend([None] * item.batch.table.num_rows if parsed is None else parsed)
             self.rows += item.batch.table.num_rows
             self.bytes += item.batch.table.nbytes
             self.wide |= item.batch.table.nbytes > WIDE_SPAN_BYTES * item.batch.table.num_rows
@@ -92,12 +98,16 @@ class _Buffer:
             return
         spans = pa.concat_tables(self.tables["spans"]) if self.tables["spans"] else None
         logs = pa.concat_tables(self.tables["logs"]) if self.tables["logs"] else None
-        counts = _roomy(self.store, lambda: write_batch(self.store, spans=spans, logs=logs), wide=self.wide)
+        parsed = self.parsed if any(p is not None for p in self.parsed) else None
+        counts = _roomy(
+            self.store, lambda: write_batch(self.store, spans=spans, logs=logs, parsed=parsed), wide=self.wide
+        )
         _roomy(self.store, lambda: self.store.execute("CHECKPOINT"), wide=self.wide)  # decision 530
         self.summary.new_spans += counts.spans
         self.summary.new_logs += counts.logs
         self.summary.traces += counts.traces
         self.tables = {"spans": [], "logs": []}
+        self.parsed = []  # held only for the batch
         self.rows = self.bytes = 0
         self.wide = False
 

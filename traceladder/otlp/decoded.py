@@ -9,6 +9,7 @@ twice must add nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -74,10 +75,20 @@ class Rejected:
     reason: str
 
 
+# One span's attributes and events as the decoder parsed them: exactly what its `attributes` and
+# `events` JSON texts parse back to (orjson writes the text from these very values).
+ParsedSpan = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
 @dataclass(slots=True)
 class DecodedBatch:
+    """`table`: the rows; `rejected`: what was left out; `parsed`: per row of a trace batch, its
+    attributes and events as decoded (`ParsedSpan`), so the extraction stage need not parse the
+    text again — None for log records (and when dropped: `ingest.parallel`'s worker processes)."""
+
     table: pa.Table
     rejected: list[Rejected] = field(default_factory=list)
+    parsed: list[ParsedSpan] | None = None
 
     def message(self, limit: int = 5) -> str:
         """Developer-facing text for `partial_success.error_message` ("" when nothing was rejected)."""

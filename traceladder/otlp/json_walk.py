@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from traceladder.otlp.decoded import KIND_NAMES, STATUS_NAMES, TRACE_SCHEMA, DecodedBatch
+from traceladder.otlp.decoded import KIND_NAMES, STATUS_NAMES, TRACE_SCHEMA, DecodedBatch, ParsedSpan
 from traceladder.otlp.protobuf import _enum_names, _u64_to_i64
 from traceladder.otlp.values import dumps, finite, json_column
 
@@ -167,6 +167,7 @@ def trace_rows(request: dict[str, Any]) -> DecodedBatch:
     cols: list[list[Any]] = [[] for _ in TRACE_SCHEMA.names]
     (tids, sids, parents, names, kinds, starts, ends, codes, messages, attrs_col, events_col, links_col,
      resources, scope_names, scope_versions, states, flags) = cols  # fmt: skip
+    parsed: list[ParsedSpan] = []  # each span's attributes and events, kept for the extraction stage
     empty = b"[]"
     for rs in _list(_object(request, _REQUEST).get("resourceSpans", [])):
         rs = _object(rs, _RESOURCE_SPANS)
@@ -204,9 +205,11 @@ def trace_rows(request: dict[str, Any]) -> DecodedBatch:
                     raise Irregular
                 codes.append(_CODES[code])
                 messages.append(_text(status.get("message", "")) or None)
-                attrs_col.append(dumps(_attributes(sp.get("attributes", []))))
-                evs = _list(sp.get("events", []))
-                events_col.append(dumps([_event(e) for e in evs]) if evs else empty)
+                attrs = _attributes(sp.get("attributes", []))
+                attrs_col.append(dumps(attrs))
+                evs = [_event(e) for e in _list(sp.get("events", []))]
+                events_col.append(dumps(evs) if evs else empty)
+                parsed.append((attrs, evs))
                 lks = _list(sp.get("links", []))
                 links_col.append(dumps([_link(lk) for lk in lks]) if lks else empty)
                 states.append(_text(sp.get("traceState", "")) or None)
@@ -227,7 +230,7 @@ def trace_rows(request: dict[str, Any]) -> DecodedBatch:
         pa.array(scope_names, s), pa.array(scope_versions, s), pa.array(states, s),
         pa.array(flags, pa.uint32()).cast(pa.int32(), safe=False),
     ]  # fmt: skip
-    return DecodedBatch(pa.Table.from_arrays(arrays, schema=TRACE_SCHEMA), [])
+    return DecodedBatch(pa.Table.from_arrays(arrays, schema=TRACE_SCHEMA), [], parsed)
 
 
 def _event(e: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from traceladder.otlp.decoded import (
     TRACE_SCHEMA,
     DecodedBatch,
     DecodeError,
+    ParsedSpan,
     Rejected,
 )
 from traceladder.otlp.values import any_value, attributes, dumps, json_column
@@ -91,6 +92,7 @@ def decode_trace_request(req: ExportTraceServiceRequest, overrides: Overrides | 
     rejected: list[Rejected] = []
     hexed: dict[bytes, str] = {}
     empty = b"[]"
+    parsed: list[ParsedSpan] = []  # each kept span's attributes and events, for the extraction stage
     for ri, rs in enumerate(req.resource_spans):
         resource = dumps(attributes(rs.resource.attributes))
         for si, ss in enumerate(rs.scope_spans):
@@ -119,13 +121,14 @@ def decode_trace_request(req: ExportTraceServiceRequest, overrides: Overrides | 
                 ends.append(sp.end_time_unix_nano)
                 codes.append(sp.status.code)
                 messages.append(sp.status.message or None)
-                attrs_col.append(dumps(attributes(sp.attributes)))
+                attrs = attributes(sp.attributes)
+                attrs_col.append(dumps(attrs))
                 # `if evs:` is a C-level len(); most spans have no events or links
                 evs = sp.events
-                events_col.append(
-                    dumps([{"name": e.name, "time_ns": e.time_unix_nano,
-                            "attributes": attributes(e.attributes)} for e in evs]) if evs else empty
-                )  # fmt: skip
+                events = [{"name": e.name, "time_ns": e.time_unix_nano,
+                           "attributes": attributes(e.attributes)} for e in evs] if evs else []  # fmt: skip
+                events_col.append(dumps(events) if evs else empty)
+                parsed.append((attrs, events))
                 lks = sp.links
                 links_col.append(
                     dumps([{"trace_id": lk.trace_id.hex(), "span_id": lk.span_id.hex(),
@@ -145,7 +148,7 @@ def decode_trace_request(req: ExportTraceServiceRequest, overrides: Overrides | 
         pa.array(scope_names, s), pa.array(scope_versions, s), pa.array(states, s),
         pa.array(flags, pa.uint32()).cast(pa.int32(), safe=False),
     ]  # fmt: skip
-    return DecodedBatch(pa.Table.from_arrays(arrays, schema=TRACE_SCHEMA), rejected)
+    return DecodedBatch(pa.Table.from_arrays(arrays, schema=TRACE_SCHEMA), rejected, parsed)
 
 
 def record_id(*parts: bytes) -> str:

@@ -14,9 +14,12 @@ others.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 import pyarrow as pa
+
+from traceladder.otlp.decoded import ParsedSpan
 
 # The span columns the stage derives from a span's attributes (the rest of a stored span is the
 # decoded OTLP row and its source).
@@ -136,11 +139,15 @@ class Batch(NamedTuple):
     """What the stage is handed: the rows about to be written (spans in the store's input shape,
     `storage.spans.SPAN_INPUT_SCHEMA`; log records in `LOG_COLUMNS`), and what the store already
     holds of the traces that already had some (`stored`). `spans` and `logs` may repeat stored
-    rows (a re-sent request) and repeat themselves; the store keeps the first of each."""
+    rows (a re-sent request) and repeat themselves; the store keeps the first of each. `parsed`,
+    when given, holds per row of `spans` its attributes and events as the decoder parsed them
+    (`otlp.decoded.ParsedSpan`: exactly what their JSON texts parse to; None for a row without),
+    so the stage reads them instead of parsing the text again."""
 
     spans: pa.Table | None
     logs: pa.Table | None
     stored: TraceRows
+    parsed: Sequence[ParsedSpan | None] | None = None
 
 
 class DerivedRows(NamedTuple):

@@ -23,7 +23,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from traceladder.otlp.decoded import LOG_SCHEMA
+from traceladder.otlp.decoded import LOG_SCHEMA, ParsedSpan
 from traceladder.storage.db import Store
 from traceladder.storage.derive import store_derived
 from traceladder.storage.derived import (
@@ -170,9 +170,11 @@ def write_batch(
     logs: pa.Table | None = None,
     segments: Sequence[SegmentRecord] = (),
     extraction: Extraction | None = None,
+    parsed: Sequence[ParsedSpan | None] | None = None,
 ) -> WriteCounts:
     """Insert spans (SPAN_SCHEMA) and log records (LOG_SCHEMA + source) in one transaction with
-    the rows `extraction` derives from them, and record `segments` as ingested."""
+    the rows `extraction` derives from them, and record `segments` as ingested. `parsed`: per span
+    row, its attributes and events as decoded, handed to the stage (`storage.derived.Batch`)."""
     stage = extraction if extraction is not None else default_extraction()
     conventions, first = conventions_setting(store)
     given = {}
@@ -191,7 +193,10 @@ def write_batch(
     # One transaction under the store's lock: what is read, derived and written is one state.
     with store.lock, _registered(store) as register, store.transaction() as conn:
         prior = _prior(conn, given, register)
-        derived = stage.extract(Batch(given.get("span_batch"), given.get("log_batch"), prior), conventions)
+        batch = Batch(
+            given.get("span_batch"), given.get("log_batch"), prior, parsed if "span_batch" in given else None
+        )
+        derived = stage.extract(batch, conventions)
         spans_in = given.pop("span_batch", None)
         if derived.spans is not None:
             spans_in = derived.spans.select([*SPAN_COLUMNS, *DERIVED_SPAN_COLUMNS])
