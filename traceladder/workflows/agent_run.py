@@ -5,7 +5,7 @@ subject (`agent:MODULE:FUNCTION` / `agent-cmd:CMD`) stands in `runs.model`, its 
 and case hash bind it like a model run's, and its version is the `agent_version` input — so
 `report`, `consistency`, `baseline lock`, `gate` and `compare` treat it unchanged, and `compare`
 names the version when two runs differ in it. Cases run through the runner's case pool
-(`agent.runner.drive_cases`): concurrency, Ctrl-C, `--resume` and `--repeat` behave as for the
+(`agent.case_pool.drive_cases`): concurrency, Ctrl-C, `--resume` and `--repeat` behave as for the
 built-in loop.
 """
 
@@ -20,19 +20,12 @@ from typing import Any
 from opentelemetry import trace
 
 from traceladder.agent.breaker import EndpointBreaker
+from traceladder.agent.case_pool import CaseDrive, drive_cases
 from traceladder.agent.client import DEFAULT_MODEL, choose_model
 from traceladder.agent.config import AgentConfig, redact_url
-from traceladder.agent.runner import (
-    CaseDrive,
-    ProgressFn,
-    RunOptions,
-    RunSummary,
-    drive_cases,
-    new_run_id,
-    new_selection,
-    resumed_selection,
-    run_selection,
-)
+from traceladder.agent.run_record import new_run_id, run_selection
+from traceladder.agent.run_types import ProgressFn, RunOptions, RunSummary
+from traceladder.agent.selection import new_selection, resumed_selection
 from traceladder.agent.sim import SimModel, SimSpec, is_sim
 from traceladder.agent.user_client import run_user_model
 from traceladder.cases.hashes import input_hashes
