@@ -5,6 +5,8 @@ commands share is an option module, `cli/run_options.py`) and spells no SQL (all
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import re
 from pathlib import Path
 
@@ -59,3 +61,123 @@ def test_no_command_spells_or_runs_sql():
             ):
                 found.append(f"{path.name}:{node.lineno} .{node.func.attr}(…)")
     assert found == []
+
+
+# A workflow is one function taking a typed request: nothing below `cli/` takes the parser's
+# Namespace. Only a process's own entry point (a `__main__` module of its own argv) parses flags.
+PACKAGE = Path(traceladder.__file__).parent
+
+
+def _argparse_users() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.parent == CLI:
+            continue
+        text = path.read_text()
+        tree = ast.parse(text)
+        entry = 'if __name__ == "__main__":' in text
+        for node in ast.walk(tree):
+            imported = (isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names)) or (
+                isinstance(node, ast.ImportFrom) and node.module == "argparse"
+            )
+            if imported and not entry:
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} imports argparse")
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                    if arg.annotation is not None and "Namespace" in ast.unparse(arg.annotation):
+                        found.append(
+                            f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}({arg.arg}: Namespace)"
+                        )
+    return found
+
+
+def test_no_workflow_takes_a_namespace():
+    assert _argparse_users() == []
+
+
+def _workflow_functions(tree: ast.Module) -> dict[str, str]:
+    """The names a command module imports from `traceladder.workflows` that are functions (a
+    request or result class is not a call of a workflow)."""
+    names = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("traceladder.workflows")
+        ):
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                if inspect.isfunction(getattr(module, alias.name)):
+                    names[alias.asname or alias.name] = (
+                        f"{node.module.removeprefix('traceladder.')}.{alias.name}"
+                    )
+    return names
+
+
+def _handlers(tree: ast.Module) -> list[str]:
+    return [
+        kw.value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "set_defaults"
+        for kw in node.keywords
+        if kw.arg == "handler" and isinstance(kw.value, ast.Name)
+    ]
+
+
+def _called(tree: ast.Module, name: str, workflows: dict[str, str], seen: set[str]) -> set[str]:
+    """The workflow functions the module's function `name` calls, itself or through the module's
+    own helpers."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if name in seen or name not in functions:
+        return set()
+    seen.add(name)
+    found: set[str] = set()
+    for node in ast.walk(functions[name]):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in workflows:
+                found.add(workflows[node.func.id])
+            else:
+                found |= _called(tree, node.func.id, workflows, seen)
+    return found
+
+
+def workflow_calls() -> dict[str, set[str]]:
+    """Per command handler (`module.handler`), the workflow functions it calls."""
+    calls = {}
+    for path in COMMANDS:
+        tree = ast.parse(path.read_text())
+        workflows = _workflow_functions(tree)
+        for handler in _handlers(tree):
+            calls[f"{path.stem}.{handler}"] = _called(tree, handler, workflows, set())
+    return calls
+
+
+# Handlers that still call more than one workflow, and why. The list may only shrink: a handler
+# that starts calling a second workflow fails the test below, and one that stops does too (strike it).
+STILL_MORE_THAN_ONE = {
+    # `run` picks its workflow by the run it resumes: the built-in loop's, or the agent's
+    "run_cmd.handle": {"workflows.agent_run.recorded_agent_model", "workflows.run.run"},
+    # `baseline init` checks its paths before the first of N runs, then runs them one at a time
+    "baseline_cmd.handle_init": {
+        "workflows.baseline_init.check_paths",
+        "workflows.baseline_init.init_baseline",
+        "workflows.run.baseline_run",
+        "workflows.run.prepare_run",
+    },  # fmt: skip
+    # `report` is three reports (a run's, the live page, the leaderboard) behind one command
+    "report_cmd.handle": {
+        "workflows.compare_runs.leaderboard_of",
+        "workflows.html_pages.html_path_for",
+        "workflows.html_pages.live_page",
+        "workflows.report_formats.report_format",
+    },  # fmt: skip
+}
+
+
+def test_a_command_calls_one_workflow():
+    calls = workflow_calls()
+    assert calls["gate_cmd.handle"] == {"workflows.gate_run.run_gate"}  # the check sees calls
+    more = {handler: called for handler, called in calls.items() if len(called) > 1}
+    assert more == STILL_MORE_THAN_ONE

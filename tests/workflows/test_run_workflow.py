@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from tests.conftest import cli, out_values
+from tests.conftest import ROOT, cli, out_values
 from traceladder.storage.db import open_store
 from traceladder.workflows.run import RunRequest, run
 
@@ -65,6 +65,29 @@ def test_each_case_of_a_run_climbs_the_ladder_once(tmp_path):
     climbs = log.read_text().split()
     # once for the progress line, reused by the evaluation: never a second time
     assert sorted(climbs) == sorted(traces)
+    stored = _rows(
+        db, "SELECT trace_id FROM rung_results WHERE rung_name = 'counting' AND status = 'pass'", env
+    )
+    assert sorted(r["trace_id"] for r in stored) == sorted(traces)
+
+
+def test_each_case_of_an_agent_run_climbs_the_ladder_once(tmp_path):
+    # The team's own agent (`run --agent`): its progress line's settlement is reused by the
+    # evaluation after the run, as for the built-in loop.
+    env, log = _counting_plugin(tmp_path)
+    db = tmp_path / "store.duckdb"
+    cases = [arg for case in CASES[:2] for arg in ("--case", case)]
+    result = cli(
+        "run", "--agent", "examples.agents.plain_openai:run", "--model", "sim:oracle", *cases,
+        "--repeat", "2", "--db", str(db), "--rungs", "counting", "--no-judge", env=env, cwd=ROOT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run_id = out_values(result)["run_id"]
+    traces = [
+        r["trace_id"] for r in _rows(db, f"SELECT trace_id FROM case_runs WHERE run_id = '{run_id}'", env)
+    ]
+    assert len(traces) == 2 * 2
+    assert sorted(log.read_text().split()) == sorted(traces)
     stored = _rows(
         db, "SELECT trace_id FROM rung_results WHERE rung_name = 'counting' AND status = 'pass'", env
     )

@@ -16,7 +16,14 @@ from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.reporting.baseline import MIN_RUNS
 from traceladder.storage.db import Store, open_store
-from traceladder.workflows.baseline_files import check, load_baseline, lock, make_review_template
+from traceladder.workflows.baseline_files import (
+    CheckRequest,
+    LockRequest,
+    check_baseline,
+    load_baseline,
+    lock_baseline,
+    make_review_template,
+)
 from traceladder.workflows.baseline_init import MAX_RUNS, InitPaths, check_paths, init_baseline
 
 
@@ -134,10 +141,8 @@ def handle_template(args: argparse.Namespace) -> int:
 
 
 def handle_lock(args: argparse.Namespace) -> int:
-    with open_store(db_path(args), read_only=True) as store:
-        baseline = lock(store, args.canonical, args.consistency, args.review)
-    text = json.dumps(baseline, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-    write_text(args.output, text, "baseline")
+    request = LockRequest(args.canonical, args.consistency, args.review, args.output)
+    baseline = lock_baseline(db_path(args), request).baseline
     print(f"baseline_path={args.output}")
     print(f"baseline_sha256={baseline['baseline_sha256']}")
     print(f"report_sha256={baseline['report_sha256']} accuracy={baseline['summary']['accuracy']}")
@@ -163,12 +168,7 @@ def handle_show(args: argparse.Namespace) -> int:
 
 
 def handle_check(args: argparse.Namespace) -> int:
-    path = db_path(args)
-    if path.exists():
-        with open_store(path, read_only=True) as store:
-            result = check(store, args.file, args.run)
-    else:
-        result = check(None, args.file, args.run)
+    result = check_baseline(db_path(args), CheckRequest(args.file, args.run))
     for message in result.messages:
         print(message)
     return ExitCode.OK

@@ -83,30 +83,15 @@ def _register_from_traces(actions: argparse._SubParsersAction) -> None:
 
 
 def run_from_traces(args: argparse.Namespace) -> int:
-    import re
-
     from traceladder.cli.common import db_path
-    from traceladder.evaluation.trace_schemas import read_tools_file
-    from traceladder.storage.db import open_store
     from traceladder.storage.recorded import Selection
-    from traceladder.workflows.from_traces import from_traces
+    from traceladder.workflows.from_traces import FromTracesRequest, record_suite
 
-    if not re.fullmatch(r"[a-z][a-z0-9]{0,15}", args.prefix):
-        raise UserError(
-            f"--prefix must be lowercase letters and digits, starting with a letter, not {args.prefix!r}"
-        )
     selection = Selection(
         tuple(args.trace), args.verdict, args.where, args.service, args.version, args.sample
     )
-    path = db_path(args)
-    if not path.exists():
-        raise UserError(f"no store at {path}; send traces first (`traceladder serve` or `ingest`)")
-    tools = read_tools_file(args.tools) if args.tools is not None else ()
-    with open_store(path, read_only=True) as store:
-        outcome = from_traces(
-            store, selection, args.out, prefix=args.prefix, skip_bad=args.skip_bad,
-            say=lambda line: print(line, file=sys.stderr), tools_file=tools,
-        )  # fmt: skip
+    request = FromTracesRequest(selection, args.out, args.prefix, args.skip_bad, args.tools)
+    outcome = record_suite(db_path(args), request, say=lambda line: print(line, file=sys.stderr))
     dims = ", ".join(f"{d} {n}" for d, n in sorted(outcome.per_dimension.items()))
     print(
         f"recorded {outcome.cases} cases ({dims}), {outcome.tools} tools, {outcome.results} recorded results"

@@ -13,9 +13,7 @@ from traceladder.cli.common import add_db_option, db_path
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
 from traceladder.reporting.comparison_text import render_comparison
-from traceladder.storage.db import open_store
-from traceladder.storage.run_report import REPORT_MEMORY
-from traceladder.workflows.compare_runs import compare_runs, run_group
+from traceladder.workflows.compare_runs import CompareRequest, compare, run_group
 
 DEFAULT_ALPHA = 0.05
 
@@ -67,14 +65,11 @@ def _alpha(text: str) -> float:
 
 
 def handle(args: argparse.Namespace) -> int:
-    # DuckDB's share as for a report: the results are joined by case and sorted under it, a batch
-    # at a time into Python (decision 480)
-    with open_store(db_path(args), read_only=True) as store, store.memory_limit(REPORT_MEMORY, threads=1):
-        comparison = compare_runs(store, args.run_a, args.run_b, alpha=args.alpha)
-    text = json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
+    result = compare(db_path(args), CompareRequest(args.run_a, args.run_b, alpha=args.alpha))
+    text = json.dumps(result.comparison, indent=2, ensure_ascii=False) + "\n"
     if args.output:
         write_text(args.output, text, "comparison")
-    sys.stdout.write(text if args.format == "json" else render_comparison(comparison))
+    sys.stdout.write(text if args.format == "json" else render_comparison(result.comparison))
     if args.output and args.format == "text":
         print(f"comparison_path={args.output}")
-    return ExitCode.CHECK_FAILED if comparison["mcnemar"]["b_worse"] else ExitCode.OK
+    return ExitCode.CHECK_FAILED if result.b_worse else ExitCode.OK

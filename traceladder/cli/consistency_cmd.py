@@ -9,8 +9,7 @@ from pathlib import Path
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
-from traceladder.storage.db import open_store
-from traceladder.workflows.consistency_record import consistency_record
+from traceladder.workflows.consistency_record import ConsistencyRequest, consistency_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,8 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    with open_store(db_path(args), read_only=True) as store:
-        record = consistency_record(store, list(args.runs))
+    record = consistency_of(db_path(args), ConsistencyRequest(tuple(args.runs))).record
     if args.output:
         write_text(args.output, json.dumps(record, indent=2, ensure_ascii=False) + "\n", "consistency record")
         print(f"consistency_path={args.output}")

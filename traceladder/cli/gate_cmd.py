@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
-from traceladder.errors import ExitCode, UserError
+from traceladder.errors import ExitCode
 from traceladder.files import append_text, write_text
 from traceladder.reporting.gate import markdown_summary, step_outputs
-from traceladder.storage.db import open_store
-from traceladder.workflows.gate_run import gate
+from traceladder.workflows.gate_run import GateRequest, run_gate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,37 +62,24 @@ def _rate(text: str) -> float:
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.comment and not args.baseline:
-        raise UserError("--comment shows the change from a baseline; give --baseline FILE too")
-    with open_store(db_path(args), read_only=True) as store:
-        result = gate(
-            store, run_id=args.run, min_pass_rate=args.min_pass_rate, baseline_path=args.baseline,
-            max_drop=args.max_drop, allow_partial=args.allow_partial,
-            with_report=args.comment is not None,
-        )  # fmt: skip
-        if args.junit is not None:
-            # The report's builder loads only for --junit; its results stream into the file a batch
-            # at a time, validated as every format is.
-            from traceladder.workflows.report_files import open_report, stream_report
-
-            stream_report(
-                open_report(store, result.run_id), "junit", args.junit, sys.stdout, what="JUnit file"
-            )
+    request = GateRequest(
+        run_id=args.run, min_pass_rate=args.min_pass_rate, baseline_path=args.baseline,
+        max_drop=args.max_drop, allow_partial=args.allow_partial, junit=args.junit,
+        comment=args.comment is not None,
+    )  # fmt: skip
+    result = run_gate(db_path(args), request, sys.stdout)
     for gap in result.gaps:
         print(f"traceladder: WARNING: --allow-partial: gating incomplete evidence: {gap}", file=sys.stderr)
-    comment = None
-    if args.comment and result.report is not None and result.baseline is not None:
-        from traceladder.reporting.pr_comment import pr_comment
-
-        comment = pr_comment(result.baseline, result.report, f"gate: {result.outcome.reason}")
-        write_text(args.comment, comment, "comment file")
+    if args.comment and result.comment is not None:
+        write_text(args.comment, result.comment, "comment file")
     output_file = os.environ.get("GITHUB_OUTPUT")
     if output_file:
         append_text(Path(output_file), step_outputs(result.outcome, result.run_id), "$GITHUB_OUTPUT")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         warning = "".join(f"> **Warning**: partial evidence: {gap}\n\n" for gap in result.gaps)
-        text = warning + markdown_summary(result.outcome, result.run_id) + (f"\n{comment}" if comment else "")
+        comment = f"\n{result.comment}" if result.comment else ""
+        text = warning + markdown_summary(result.outcome, result.run_id) + comment
         append_text(Path(summary_file), text, "$GITHUB_STEP_SUMMARY")
     stream = sys.stdout if result.outcome.exit_code == ExitCode.OK else sys.stderr
     print(f"traceladder: {result.outcome.reason}", file=stream)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from traceladder.cli.common import add_db_option, db_path
-from traceladder.errors import ExitCode, UserError
-from traceladder.ingest.run import ingest
-from traceladder.storage.db import open_store
+from traceladder.errors import ExitCode
 from traceladder.text import printable
+from traceladder.workflows.ingest import MAX_AUTO_PROCESSES, IngestRequest, ingest_files
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,9 +42,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle)
 
 
-MAX_AUTO_PROCESSES = 4
-
-
 def _processes(text: str) -> int:
     try:
         n = int(text)
@@ -58,15 +53,11 @@ def _processes(text: str) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.paths.count("-") > 1:
-        raise UserError("- (stdin) can be named once")
-
     def report(text: str) -> None:
         print(f"traceladder: ingest: {printable(text)}", file=sys.stderr, flush=True)
 
-    with open_store(db_path(args)) as store:
-        processes = args.processes or min(MAX_AUTO_PROCESSES, os.cpu_count() or 1)
-        s = ingest(store, args.paths, signal=args.signal, on_problem=report, processes=processes)
+    request = IngestRequest(tuple(args.paths), signal=args.signal, processes=args.processes)
+    s = ingest_files(db_path(args), request, on_problem=report)
     print(
         f"ingested files={s.files} requests={s.requests} spans={s.spans} (new {s.new_spans}) "
         f"logs={s.logs} (new {s.new_logs}) traces={s.traces} rejected={s.rejected} problems={len(s.problems)}"

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 
 from traceladder.cli.common import add_domain_option, domain_name
 from traceladder.cli.judge_options import add_judge_endpoint_options
-from traceladder.domain.registry import load_domain
 from traceladder.errors import ExitCode, UserError
-from traceladder.storage.db import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,16 +60,14 @@ def handle(args: argparse.Namespace) -> int:
         from traceladder.cli.judge_selfcheck import judge_selfcheck  # asks a judge: the OpenAI library
 
         return judge_selfcheck(args)
-    from traceladder.workflows.selfcheck import selfcheck  # runs the agent: imports the OpenAI library
+    # runs the agent: imports the OpenAI library
+    from traceladder.workflows.selfcheck import SelfcheckRequest, run_selfcheck
 
     try:
-        seeds = [int(s) for s in args.seeds.split(",")]
+        seeds = tuple(int(s) for s in args.seeds.split(","))
     except ValueError:
         raise UserError(f"--seeds must be comma-separated integers like 1,2,3, got {args.seeds!r}") from None
-    if len(set(seeds)) != len(seeds):
-        raise UserError(f"--seeds lists a seed twice: {args.seeds!r}")
-    with tempfile.TemporaryDirectory() as tmp, Store(args.db or Path(tmp) / "selfcheck.duckdb") as store:
-        result = selfcheck(store, load_domain(domain_name(args)), seeds, args.cases)
+    result = run_selfcheck(SelfcheckRequest(seeds, domain_name(args), args.db, args.cases))
     print(f"selfcheck: {result.judged} case runs judged over seeds {','.join(map(str, seeds))}")
     print("faults injected: " + ", ".join(f"{k}={v}" for k, v in result.faults.items()))
     for d in result.disagreements:

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import re
 
 from traceladder.cli.common import add_db_option, db_path, int_range, sample_rate, seconds
-from traceladder.errors import UserError
 from traceladder.serve.handler import ReceiverConfig
-from traceladder.serve.server import TOKEN_ENV, ServeOptions, is_loopback, run
-from traceladder.storage.db import open_store
-from traceladder.storage.sampling_log import record_sampling
+from traceladder.serve.server import TOKEN_ENV, ServeOptions
 
 DEFAULT_MAX_BODY = 64 << 20  # the OTLP spec's recommended cap for a decompressed request
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
@@ -122,21 +118,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from traceladder.workflows.serve import serve
+
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
-    if token is not None and not token.strip():
-        raise UserError("--token cannot be empty")
-    if token is None and not is_loopback(args.host):
-        raise UserError(
-            f"refusing to listen on {args.host} without a token: anyone who can reach it could write "
-            f"to the store; set ${TOKEN_ENV} (or --token), or listen on 127.0.0.1"
-        )
-    logging.basicConfig(level=logging.WARNING, format="traceladder serve: %(message)s")
-    db = db_path(args)
-    with open_store(db) as store:  # fail now on a foreign, newer or unwritable store, not at the first fold
-        if args.sample < 1:
-            record_sampling(store, "serve", args.sample, keep_errors=False)
     options = ServeOptions(
-        db=db,
+        db=db_path(args),
         host=args.host,
         port=args.port,
         receiver=ReceiverConfig(
@@ -153,4 +139,4 @@ def handle(args: argparse.Namespace) -> int:
         queue_rows=args.queue_rows,
         fold_interval_s=args.fold_interval,
     )
-    return run(options)
+    return serve(options)

@@ -5,8 +5,10 @@ subject (`agent:MODULE:FUNCTION` / `agent-cmd:CMD`) stands in `runs.model`, its 
 and case hash bind it like a model run's, and its version is the `agent_version` input — so
 `report`, `consistency`, `baseline lock`, `gate` and `compare` treat it unchanged, and `compare`
 names the version when two runs differ in it. Cases run through the runner's case pool
-(`agent.runner.drive_cases`): concurrency, Ctrl-C, `--resume` and `--repeat` behave as for the
-built-in loop.
+(`agent.case_pool.drive_cases`): concurrency, Ctrl-C, `--resume` and `--repeat` behave as for the
+built-in loop. As in `workflows.run`, each finished case is settled by the code rungs once (the
+progress line shows it) and the evaluation after the run reuses that settlement: each case
+climbs the ladder once.
 """
 
 from __future__ import annotations
@@ -20,19 +22,12 @@ from typing import Any
 from opentelemetry import trace
 
 from traceladder.agent.breaker import EndpointBreaker
+from traceladder.agent.case_pool import CaseDrive, drive_cases
 from traceladder.agent.client import DEFAULT_MODEL, choose_model
 from traceladder.agent.config import AgentConfig, redact_url
-from traceladder.agent.runner import (
-    CaseDrive,
-    ProgressFn,
-    RunOptions,
-    RunSummary,
-    drive_cases,
-    new_run_id,
-    new_selection,
-    resumed_selection,
-    run_selection,
-)
+from traceladder.agent.run_record import new_run_id, run_selection
+from traceladder.agent.run_types import ProgressFn, RunOptions, RunSummary
+from traceladder.agent.selection import new_selection, resumed_selection
 from traceladder.agent.sim import SimModel, SimSpec, is_sim
 from traceladder.agent.user_client import run_user_model
 from traceladder.cases.hashes import input_hashes
@@ -44,6 +39,7 @@ from traceladder.domain.registry import load_domain, with_system_prompt
 from traceladder.endpoints.probe import EndpointUnusable
 from traceladder.errors import StoreError, UserError
 from traceladder.evaluation import evaluate_store
+from traceladder.evaluation.code_rungs import CodeRungVerdicts
 from traceladder.evaluation.evaluate import EvaluationSummary
 from traceladder.evaluators.ladder import Ladder
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
@@ -61,6 +57,9 @@ from traceladder.subject.spec import COMMAND, PYTHON, AgentSpec, agent_spec
 from traceladder.workflows.report_files import load_report, save_json_report
 
 AGENT_VERSION_KEY = "agent_version"  # the input that names the agent's version
+
+# called once the run is recorded: its id, and the code rungs' settlement of its cases (or None)
+StartFn = Callable[[str, CodeRungVerdicts | None], None]
 
 
 @dataclass(frozen=True)
@@ -139,11 +138,15 @@ def run_agent(
     request: AgentRunRequest,
     *,
     progress: ProgressFn | None = None,
-    on_start: Callable[[str], None] | None = None,
+    on_start: StartFn | None = None,
 ) -> AgentRunResult:
     """Run the agent on the selected cases into `store`, then (unless `request.evaluate` is
     False) judge the run and save its JSON report beside the store. `UserError` before anything
-    is recorded for a bad agent, flag or suite; `Interrupted` / `StoreError` as the runner's."""
+    is recorded for a bad agent, flag or suite; `Interrupted` / `StoreError` as the runner's.
+
+    `on_start(run_id, verdicts)` is called once the run is recorded: `verdicts` (None without an
+    evaluation to follow) settles a finished case by the code rungs for the progress line; the
+    evaluation after the run reuses what it settled instead of settling those traces again."""
     plan = _plan(store, request)
     domain = plan.domain
     suite = read_valid_suite(suite_path(domain, request.cases_path), domain)
@@ -193,20 +196,44 @@ def run_agent(
             mcp_url,
             user_model,
         )
+        shared: list[CodeRungVerdicts] = []
+
+        def started(run_id: str) -> None:
+            verdicts = _code_rung_verdicts(store, run_id, request, domain, suite.cases)
+            if verdicts is not None:
+                shared.append(verdicts)
+            if on_start is not None:
+                on_start(run_id, verdicts)
+
         summary = _drive(
-            store, setting, sim, selected, repeat, request, provider, exporter, progress, on_start
+            store, setting, sim, selected, repeat, request, provider, exporter, progress, started
         )
     evaluation = report = report_path = None
     if request.evaluate:
         evaluation = evaluate_store(
             store, run_id=summary.run_id, domain=domain.name, cases_path=request.cases_path,
             cases=suite.cases, ladder=request.ladder, judge=request.judge,
+            settled=shared[0].settled() if shared else None,
         )  # fmt: skip
         report = load_report(store, summary.run_id)
         report_path = save_json_report(report, store.path)
     return AgentRunResult(
         summary, plan.spec.subject, plan.spec.version, evaluation, report, report_path,
         traces.dropped, server.refused,
+    )  # fmt: skip
+
+
+def _code_rung_verdicts(
+    store: Store, run_id: str, request: AgentRunRequest, domain: Domain, cases: Sequence[Case]
+) -> CodeRungVerdicts | None:
+    """The run's one settlement by the code rungs, as the evaluation after it would settle (its
+    ladder, its judge tag): None when no evaluation follows."""
+    if not request.evaluate:
+        return None
+    tag = request.judge.tag if request.judge is not None else None
+    return CodeRungVerdicts(
+        store, run_id, domain=domain.name, cases_path=request.cases_path, cases=cases,
+        ladder=request.ladder or Ladder(), judge_tag=tag,
     )  # fmt: skip
 
 

@@ -1,6 +1,9 @@
 """BaselineV1 workflows: the review template, locking (with its evidence checked), showing and
 checking a baseline. Every failure is typed: `UserError` (exit 2) for what a user must fix,
-`VerificationFailed` (exit 1) for a hash that does not verify."""
+`VerificationFailed` (exit 1) for a hash that does not verify.
+
+The commands' calls: `lock_baseline(db, LockRequest)` → `LockResult` (`baseline lock`) and
+`check_baseline(db, CheckRequest)` → `BaselineCheck` (`baseline check`)."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from traceladder.reporting.baseline import (
 )
 from traceladder.reporting.documents import BaselineV1
 from traceladder.schemas import first_problem, require_valid
-from traceladder.storage.db import Store
+from traceladder.storage.db import Store, open_store
 from traceladder.storage.runs import failures_of, has_results, run_info
 from traceladder.workflows.consistency_record import consistency_record
 from traceladder.workflows.report_files import load_report
@@ -81,6 +84,54 @@ def lock(store: Store, canonical: str, consistency_path: Path, review_path: Path
     baseline = build_baseline(report["run"], report, consistency, counts)
     require_valid("BaselineV1", json.loads(json.dumps(baseline)))  # checked exactly as it is written
     return baseline
+
+
+@dataclass(frozen=True)
+class LockRequest:
+    """Lock the report of run `canonical` with its ConsistencyV1 record and ReviewV1 file, and
+    write the baseline to `output`."""
+
+    canonical: str
+    consistency: Path
+    review: Path
+    output: Path
+
+
+@dataclass(frozen=True)
+class LockResult:
+    """The BaselineV1 written to `path`."""
+
+    baseline: BaselineV1
+    path: Path
+
+
+def lock_baseline(db: Path, request: LockRequest) -> LockResult:
+    """The `baseline lock` workflow: `lock` on the store at `db` (read only), written atomically
+    (sorted keys: the file is hashed as written)."""
+    from traceladder.files import write_text
+
+    with open_store(db, read_only=True) as store:
+        baseline = lock(store, request.canonical, request.consistency, request.review)
+    text = json.dumps(baseline, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    write_text(request.output, text, "baseline")
+    return LockResult(baseline, request.output)
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Verify the baseline `file`; `run_id`: also check that run's comparability with it."""
+
+    file: Path
+    run_id: str | None = None
+
+
+def check_baseline(db: Path, request: CheckRequest) -> BaselineCheck:
+    """The `baseline check` workflow: `check` against the store at `db` when there is one (read
+    only; its canonical report is verified when the store has it), else the file alone."""
+    if not db.exists():
+        return check(None, request.file, request.run_id)
+    with open_store(db, read_only=True) as store:
+        return check(store, request.file, request.run_id)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ for the gate; a side of several runs must be repetitions of one model with ident
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +21,40 @@ from traceladder.reporting.comparison import SAME_SUITE_KEY, Pairing
 from traceladder.reporting.documents import ComparisonV1, ReportV1
 from traceladder.reporting.leaderboard import leaderboard
 from traceladder.reporting.repeatability import listed_twice
-from traceladder.storage.db import Store
+from traceladder.storage.db import Store, open_store
 from traceladder.storage.run_pairs import case_trials, failure_details
+from traceladder.storage.run_report import REPORT_MEMORY
 from traceladder.storage.runs import RunInfo, run_info, run_usage
 from traceladder.workflows.report_files import load_report, open_report
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """Side `run_a` (the reference) against side `run_b` (the candidate), each one run or several
+    repetitions of one model; `alpha`: the significance level of McNemar's exact test."""
+
+    run_a: tuple[str, ...]
+    run_b: tuple[str, ...]
+    alpha: float = 0.05
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """The ComparisonV1 document; `b_worse`: B is significantly worse (the command exits 1)."""
+
+    comparison: ComparisonV1
+
+    @property
+    def b_worse(self) -> bool:
+        return bool(self.comparison["mcnemar"]["b_worse"])
+
+
+def compare(db: Path, request: CompareRequest) -> CompareResult:
+    """The `compare` command's workflow: `compare_runs` on the store at `db`, read only."""
+    # DuckDB's share as for a report: the results are joined by case and sorted under it, a batch
+    # at a time into Python (decision 480)
+    with open_store(db, read_only=True) as store, store.memory_limit(REPORT_MEMORY, threads=1):
+        return CompareResult(compare_runs(store, request.run_a, request.run_b, alpha=request.alpha))
 
 
 class NotComparable(UserError):

@@ -1,15 +1,40 @@
 """A consistency record over repeated runs (ConsistencyV1): distinct, complete runs of one
-selection with identical inputs, their per-case agreement, flaky cases, pass^k and pass@k."""
+selection with identical inputs, their per-case agreement, flaky cases, pass^k and pass@k.
+
+`consistency(db, ConsistencyRequest)` → `ConsistencyResult` is the `consistency` command's call."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError
 from traceladder.reporting.consistency import consistency
 from traceladder.reporting.repeatability import NotRepeated, listed_twice, not_repeated
-from traceladder.storage.db import Store
+from traceladder.storage.db import Store, open_store
 from traceladder.storage.runs import run_info, verdicts
+
+
+@dataclass(frozen=True)
+class ConsistencyRequest:
+    """Two or more evaluated runs with the same inputs, each one trial per case."""
+
+    run_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConsistencyResult:
+    """The ConsistencyV1 record."""
+
+    record: dict[str, Any]
+
+
+def consistency_of(db: Path, request: ConsistencyRequest) -> ConsistencyResult:
+    """The `consistency` command's workflow: the record of the request's runs in the store at `db`
+    (read only). `UserError` for fewer than two runs, a run named twice, or runs not repeated."""
+    with open_store(db, read_only=True) as store:
+        return ConsistencyResult(consistency_record(store, list(request.run_ids)))
 
 
 def consistency_record(store: Store, run_ids: list[str]) -> dict[str, Any]:

@@ -19,12 +19,16 @@ A trace that cannot be a case (no user request recorded, arguments that are not 
 do not fit the tool's definition, the same request as an earlier trace, a tool no trace defined)
 stops the command with one line naming the trace — or, with `skip_bad`, is skipped with that
 line. Nothing is written until everything is known: see `domain_writer.write_domain`.
+
+`record_suite(db, FromTracesRequest, say)` → `Outcome` is the command's call: it checks the
+request, reads `--tools`, opens the store read only and calls `from_traces`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,7 +46,7 @@ from traceladder.domain.base import compile_validator
 from traceladder.errors import UserError
 from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
 from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
-from traceladder.storage.db import Store
+from traceladder.storage.db import Store, open_store
 from traceladder.storage.exchanges import read_exchange_rows
 from traceladder.storage.openings import read_message_events
 from traceladder.storage.readers import read_call_table
@@ -84,6 +88,38 @@ class Outcome:
     tools: int
     results: int
     skipped: tuple[tuple[str, str], ...]  # (trace id, why)
+
+
+@dataclass(frozen=True)
+class FromTracesRequest:
+    """Record the traces `selection` picks as a domain at `out`: case ids `prefix`-d2-001 (lowercase
+    letters and digits, a letter first); `skip_bad`: skip a trace that cannot be a case instead of
+    stopping; `tools_path`: OpenAI-format definitions for tools no trace defines."""
+
+    selection: Selection
+    out: Path
+    prefix: str = "tr"
+    skip_bad: bool = False
+    tools_path: Path | None = None
+
+
+def record_suite(db: Path, request: FromTracesRequest, say: Callable[[str], None]) -> Outcome:
+    """The `cases from-traces` workflow on the store at `db` (read only); `say` gets one line per
+    skipped trace. `UserError` for a bad prefix, a missing store, or as `from_traces` raises."""
+    from traceladder.evaluation.trace_schemas import read_tools_file
+
+    if not re.fullmatch(r"[a-z][a-z0-9]{0,15}", request.prefix):
+        raise UserError(
+            f"--prefix must be lowercase letters and digits, starting with a letter, not {request.prefix!r}"
+        )
+    if not db.exists():
+        raise UserError(f"no store at {db}; send traces first (`traceladder serve` or `ingest`)")
+    tools = read_tools_file(request.tools_path) if request.tools_path is not None else ()
+    with open_store(db, read_only=True) as store:
+        return from_traces(
+            store, request.selection, request.out, prefix=request.prefix, skip_bad=request.skip_bad,
+            say=say, tools_file=tools,
+        )  # fmt: skip
 
 
 def from_traces(

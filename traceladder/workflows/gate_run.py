@@ -1,18 +1,37 @@
-"""The CI gate as a workflow: the run's complete evidence, the baseline, the decision."""
+"""The CI gate as a workflow: the run's complete evidence, the baseline, the decision.
+
+`run_gate(db, GateRequest)` → `GateResult` is the command's one call: it opens the store, decides
+(`gate`), writes the JUnit file and builds the pull-request comment when the request asks for them.
+The command prints the result and writes the GitHub step files."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from traceladder.errors import UserError, VerificationFailed
 from traceladder.reporting.documents import BaselineV1, ReportV1
 from traceladder.reporting.gate import GateOutcome, decide
-from traceladder.storage.db import Store
+from traceladder.storage.db import Store, open_store
 from traceladder.storage.readers import latest_run
 from traceladder.storage.run_report import run_verdict_counts
 from traceladder.storage.runs import case_verdicts, run_info
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """`run_id` None: the latest run. At least one of `min_pass_rate` and `baseline_path`;
+    `max_drop`: the largest allowed drop below the baseline's pass rate; `junit`: also write the
+    run as JUnit XML there; `comment`: also build the pull-request comment (needs a baseline)."""
+
+    run_id: str | None = None
+    min_pass_rate: float | None = None
+    baseline_path: Path | None = None
+    max_drop: float = 0.0
+    allow_partial: bool = False
+    junit: Path | None = None
+    comment: bool = False
 
 
 @dataclass(frozen=True)
@@ -22,6 +41,34 @@ class GateResult:
     gaps: tuple[str, ...]  # incomplete evidence, gated anyway because of --allow-partial
     report: ReportV1 | None  # when a comment was asked for (a JUnit file streams its own)
     baseline: BaselineV1 | None = None  # the baseline read, when one was given
+    comment: str | None = None  # the pull-request comment (markdown), when asked for
+
+
+def run_gate(db: Path, request: GateRequest, stdout: IO[str]) -> GateResult:
+    """The `gate` command's workflow: decide the request's run in the store at `db` (read only);
+    write its JUnit file when asked (`stdout` receives what the format prints); build the comment.
+    `UserError` for a comment without a baseline, and as `gate` raises."""
+    if request.comment and not request.baseline_path:
+        raise UserError("--comment shows the change from a baseline; give --baseline FILE too")
+    with open_store(db, read_only=True) as store:
+        result = gate(
+            store, run_id=request.run_id, min_pass_rate=request.min_pass_rate,
+            baseline_path=request.baseline_path, max_drop=request.max_drop,
+            allow_partial=request.allow_partial, with_report=request.comment,
+        )  # fmt: skip
+        if request.junit is not None:
+            # The report's builder loads only for --junit; its results stream into the file a batch
+            # at a time, validated as every format is.
+            from traceladder.workflows.report_files import open_report, stream_report
+
+            opened = open_report(store, result.run_id)
+            stream_report(opened, "junit", request.junit, stdout, what="JUnit file")
+    if request.comment and result.report is not None and result.baseline is not None:
+        from traceladder.reporting.pr_comment import pr_comment
+
+        text = pr_comment(result.baseline, result.report, f"gate: {result.outcome.reason}")
+        return replace(result, comment=text)
+    return result
 
 
 def gate(

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from traceladder.agent.runner import new_run_id, run_selection
+from traceladder.agent.run_record import new_run_id, run_selection
 from traceladder.cases.hashes import input_hashes
 from traceladder.cases.loader import suite_path
 from traceladder.cases.validator import read_valid_suite

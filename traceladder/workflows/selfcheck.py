@@ -3,11 +3,15 @@
 Runs `sim:faulty` over the suite with several seeds (each case gets one injected fault whose
 correct verdict and failure class are known), evaluates, and compares. The automated form of
 seed 1's human calibration: any disagreement is a judge (or label) bug.
+
+`run_selfcheck(SelfcheckRequest)` → `SelfCheck` is the command's call (a temporary store unless
+the request names one); `selfcheck(store, domain, seeds)` is the measurement itself.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +20,23 @@ from traceladder.agent.client import choose_model
 from traceladder.agent.config import AgentConfig
 from traceladder.agent.runner import RunOptions, run_suite
 from traceladder.domain.base import Domain
+from traceladder.domain.registry import load_domain
+from traceladder.errors import UserError
 from traceladder.evaluation import evaluate_store
 from traceladder.judge.phase import sim_judge_options
 from traceladder.storage.db import Store
 from traceladder.storage.runs import labelled_verdicts
+
+
+@dataclass(frozen=True)
+class SelfcheckRequest:
+    """One `sim:faulty` run per seed of `seeds` (distinct) over `domain`'s suite (or `cases_path`),
+    kept in the store at `db` (None: a temporary one, removed after)."""
+
+    seeds: tuple[int, ...]
+    domain: str
+    db: Path | None = None
+    cases_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +58,15 @@ class SelfCheck:
     @property
     def misjudgment_rate(self) -> float:
         return len(self.disagreements) / self.judged if self.judged else 0.0
+
+
+def run_selfcheck(request: SelfcheckRequest) -> SelfCheck:
+    """The `selfcheck` workflow. `UserError` for a seed listed twice, before any run."""
+    if len(set(request.seeds)) != len(request.seeds):
+        raise UserError(f"--seeds lists a seed twice: {','.join(map(str, request.seeds))!r}")
+    domain = load_domain(request.domain)
+    with tempfile.TemporaryDirectory() as tmp, Store(request.db or Path(tmp) / "selfcheck.duckdb") as store:
+        return selfcheck(store, domain, request.seeds, request.cases_path)
 
 
 def selfcheck(
