@@ -179,15 +179,15 @@ def test_golden_arguments_right_but_call_schema_invalid(ctx):
 
 
 def test_triage_is_a_status_not_a_sentence():
-    from traceladder.evaluators.ladder import fold
+    from traceladder.evaluators.ladder import settle_results
     from traceladder.evaluators.types import RungResult
 
     # A rung that skipped for its own reason counts as having run, whatever its sentence says …
     own = RungResult(1, "schema", "skipped", explanation="a lower rung failed to record any call")
-    assert fold([own]).verdict == "PASS"
+    assert settle_results([own]).verdict == "PASS"
     # … and a triaged rung never settles a verdict, whatever its sentence says.
     triaged = RungResult(5, "judge", "skipped", explanation="sent to triage", triaged=True)
-    assert fold([triaged]).verdict == "NOT_EVALUATED"
+    assert settle_results([triaged]).verdict == "NOT_EVALUATED"
 
 
 def test_a_triaged_rung_is_marked_by_the_fold(ctx):

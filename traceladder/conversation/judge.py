@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from traceladder.conversation.verdict import ConversationFinding, ConversationVerdict, fold_conversation
+from traceladder.conversation.verdict import ConversationFinding, ConversationVerdict, conversation_verdict
 from traceladder.evaluators import invariants
 from traceladder.evaluators.policy import Policy
 from traceladder.evaluators.types import Call, VerdictValue
@@ -54,4 +54,4 @@ def judge_conversation(
     `extra`: findings found elsewhere (a goal case's `GOAL_NOT_MET`, `evaluation.goals`)."""
     findings = conversation_findings(turns, policy) + list(extra)
     verdicts = [t.verdict or VerdictValue.NOT_EVALUATED for t in turns]
-    return fold_conversation(verdicts, findings), findings
+    return conversation_verdict(verdicts, findings), findings

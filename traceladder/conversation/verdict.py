@@ -47,7 +47,7 @@ class ConversationVerdict:
     reason: str
 
 
-def fold_conversation(
+def conversation_verdict(
     turn_verdicts: Sequence[str], findings: Sequence[ConversationFinding]
 ) -> ConversationVerdict:
     """Fold turn verdicts (in turn order, each one of `VerdictValue`'s words) and conversation

@@ -128,7 +128,7 @@ class Ladder:
                 failed = failed or result.status == "fail"
             results.append(result)
         ignored = analysis.ignored_ordinals if analysis.matched else ()
-        return fold(results, ignored)
+        return settle_results(results, ignored)
 
 
 # Per tuple of rungs: each with its needs in a fixed (sorted) order, worked out once, not per trace.
@@ -158,7 +158,7 @@ def _constant(rung: Rung, status: RungStatus, explanation: str) -> RungResult:
     return found
 
 
-def fold(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdict:
+def settle_results(results: Sequence[RungResult], ignored: tuple[int, ...] = ()) -> Verdict:
     """The verdict of a trace from its rung results, in ladder order.
 
     FAIL when any rung failed: settled at the first failing rung, the dominant failure class over
