@@ -11,11 +11,12 @@ sets of trace ids in SQL, so every trace of the store is indexed and has its cal
 and 19 copies: 1,024,000 spans, ~53,500 traces. Built once in `--cache`; each measured run judges
 a fresh copy of it.
 
-    python bench/open_path_at_scale.py [--requests 100] [--copies 19] [--cache DIR] [--python PY]
+    python bench/open_path_at_scale.py [--requests 100] [--copies 19] [--cache DIR] [--checkout LABEL=DIR]
                                        [--smoke] [--json]
 
-`--python` (repeatable, `label=path/to/python`) measures the command under other interpreters —
-another checkout's venv — in the same run, alternating with this one.
+`--checkout` (repeatable, `label=DIR`) measures the command as another checkout of the project has
+it (its package imported from DIR, with this interpreter) in the same run, alternating with this
+one: `git archive main | tar -x -C DIR` gives main's.
 """
 
 from __future__ import annotations
@@ -70,6 +71,25 @@ con.execute("SELECT count(*), count(DISTINCT trace_id) FROM spans").fetchall()
 """
 
 
+# The command, counting the reads evaluate ran again at its roomy cap (a wrapper, so another
+# checkout's code is measured unchanged).
+LAUNCH = """
+import atexit, sys
+from traceladder.evaluation import evaluate
+from traceladder.storage.db import Store
+limit, roomy = Store.memory_limit, []
+def counting(self, size, **kw):
+    if size == evaluate.DUCKDB_MEMORY_ROOMY:
+        roomy.append(size)
+    return limit(self, size, **kw)
+Store.memory_limit = counting
+atexit.register(lambda: print(f"{evaluate.__file__}: roomy retries: {len(roomy)}", file=sys.stderr))
+from traceladder.cli.main import main
+sys.argv[0] = "traceladder"
+raise SystemExit(main())
+"""
+
+
 def store_of(cache: Path, requests: int, copies: int) -> Path:
     """The unjudged store of `requests` ingested OTLP requests and `copies` copies, built once."""
     db = cache / f"open-path-{requests}x{copies + 1}.duckdb"
@@ -83,34 +103,35 @@ def store_of(cache: Path, requests: int, copies: int) -> Path:
     return db
 
 
-def child(argv: list[str], cwd: Path) -> tuple[float, float]:
-    """(CPU seconds, peak RSS MB) of one command run to its end (exit 0); its output discarded."""
+def child(argv: list[str], cwd: Path) -> tuple[float, float, str]:
+    """(CPU seconds, peak RSS MB, stderr) of one command run to its end (exit 0)."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = proc.stderr.read().decode() if proc.stderr else ""
     _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {err[-800:]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, err
 
 
 def run(args: argparse.Namespace, cache: Path) -> None:
     db = store_of(cache, args.requests, args.copies)
-    pythons = [("this checkout", Path(sys.executable), ROOT)]
-    for spec in args.python:
+    checkouts = [("this checkout", ROOT)]
+    for spec in args.checkout:
         label, _, path = spec.partition("=")
-        pythons.append((label, Path(path), Path(path).resolve().parents[2]))
-    anchor_cpu, anchor_mb = child([sys.executable, "-c", ANCHOR, str(db)], ROOT)
+        checkouts.append((label, Path(path).resolve()))
+    anchor_cpu, anchor_mb, _ = child([sys.executable, "-c", ANCHOR, str(db)], ROOT)
     measure("count spans anchor", anchor_cpu, "CPU s")
     for round_ in range(args.rounds):
-        for label, python, cwd in pythons:
+        for label, cwd in checkouts:
             work = cache / "judged.duckdb"
             shutil.copyfile(db, work)
-            cpu, peak = child(
-                [str(python), "-m", "traceladder", "evaluate", "--db", str(work), "--no-judge"], cwd
+            cpu, peak, err = child(
+                [sys.executable, "-c", LAUNCH, "evaluate", "--db", str(work), "--no-judge"], cwd
             )
             name = f"evaluate --no-judge, {label}, round {round_ + 1}"
             measure(name, cpu, "CPU s", baseline=anchor_cpu, baseline_name="count spans anchor")
             measure(f"{name}, peak RSS", peak, "MB", baseline=anchor_mb, baseline_name="count spans anchor")
+            print(f"{label}, round {round_ + 1}: {err.strip().splitlines()[-1]}")
             work.unlink()
 
 
@@ -119,7 +140,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=100, help="OTLP requests of 512 spans ingested")
     parser.add_argument("--copies", type=int, default=19, help="copies of them under new trace ids")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each interpreter, alternating")
-    parser.add_argument("--python", action="append", default=[], help="label=python of another checkout")
+    parser.add_argument("--checkout", action="append", default=[], help="label=DIR of another checkout")
     parser.add_argument("--cache", type=Path, help="keep the built store here")
     add_options(parser)
     args = parser.parse_args()
