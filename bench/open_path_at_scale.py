@@ -60,7 +60,7 @@ with Store(db) as store:
                 f"FROM {t} SEMI JOIN originals USING (trace_id)"
             )
     conn.execute("CHECKPOINT")
-    print("copied", filled, conn.execute("SELECT count(*), count(DISTINCT trace_id) FROM spans").fetchall())
+    print("copied", filled, conn.execute("SELECT count(*), count(DISTINCT trace_id) FROM spans").fetchall(), file=sys.stderr)
 src.unlink()
 """
 
