@@ -58,14 +58,6 @@ class SettleMemo:
         self.current: dict[tuple[Any, ...], tuple[Any, Any]] = {}
         self.previous: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
-    def get(self, key: tuple[Any, ...]) -> tuple[Any, Any] | None:
-        hit = self.current.get(key)
-        if hit is None:
-            hit = self.previous.get(key)
-            if hit is not None:  # used again: kept for the next batch too
-                self.current[key] = hit
-        return hit
-
     def next_batch(self) -> None:
         self.previous, self.current = self.current, {}
 
@@ -87,16 +79,19 @@ def settle_batch(
     builder = RowBuilder(ctx.ladder.version + ctx.judge_tag)
     settle = ctx.ladder.settle
     memo = memo if memo is not None else SettleMemo()
-    seen, recall = memo.current, memo.get
+    seen, before = memo.current, memo.previous
     parts = dedupe_parts(ctx.ladder)
     weigh = ctx.sampling.weight
     for unit in units:
         recorded = raw_calls.get(unit.trace_id, ())
         key = dedupe_key(unit, recorded, ctx, parts)
-        hit = recall(key)
+        hit = seen.get(key)
         if hit is None:
-            inputs = inputs_for(unit, parser.calls(recorded), ctx)
-            hit = seen[key] = (inputs.case, settle(inputs))
+            hit = before.get(key)
+            if hit is None:
+                inputs = inputs_for(unit, parser.calls(recorded), ctx)
+                hit = (inputs.case, settle(inputs))
+            seen[key] = hit  # judged, or used again: kept for the next batch too
         builder.add(unit, hit[0], hit[1], weigh(unit.error))
     memo.next_batch()
     return builder.tables()
