@@ -131,13 +131,14 @@ def stages(store: Store, live: LiveOptions = NO_LIVE_OPTIONS) -> dict[str, float
 
     from traceladder.evaluation.assemble import build_context
     from traceladder.evaluation.evaluate import BATCH_TRACES
-    from traceladder.evaluation.pool import paused_gc, settle_batch
+    from traceladder.evaluation.pool import SettleMemo, paused_gc, settle_batch
     from traceladder.storage.readers import read_call_table, read_definition_sets, read_units
     from traceladder.storage.results import append_result_batches
 
     cpu = {"read": 0.0, "settle": 0.0, "write": 0.0}
     ids = [r[0] for r in store.fetchall("SELECT DISTINCT trace_id FROM spans ORDER BY 1")]
     ctx, tables, n = None, [], 0
+    memo = SettleMemo()  # across batches, as the evaluation's pool keeps it
     with paused_gc():
         for start in range(0, len(ids), BATCH_TRACES):
             t = time.process_time()
@@ -147,7 +148,7 @@ def stages(store: Store, live: LiveOptions = NO_LIVE_OPTIONS) -> dict[str, float
             cpu["read"] += time.process_time() - t
             ctx = ctx or build_context(units, Ladder(), tools_file=live.tools, policies=live.policies)
             t = time.process_time()
-            tables.append(settle_batch(units, calls, replace(ctx, definition_sets=sets)))
+            tables.append(settle_batch(units, calls, replace(ctx, definition_sets=sets), memo))
             cpu["settle"] += time.process_time() - t
             n += len(units)
         t = time.process_time()

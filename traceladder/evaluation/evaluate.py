@@ -30,19 +30,25 @@ from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.phase import JudgeOptions, PhaseResult
 from traceladder.storage.db import Store
 from traceladder.storage.judgments import forget_judgments
-from traceladder.storage.readers import UnitRow, read_call_table, read_definition_sets, read_units, unit_index
+from traceladder.storage.readers import (
+    UnitRow,
+    read_call_table,
+    read_definition_sets,
+    read_units_of,
+    unit_roots,
+)
 from traceladder.storage.results import ResultTables, append_result_batches
 from traceladder.storage.sampling_log import record_sampling
 
 BATCH_TRACES = 20_000  # traces read, judged and written together (decision 100)
 # DuckDB's share while evaluating: enough for a batch's queries; it evicts cached blocks of the
 # store file instead of keeping them, so its memory does not grow with the store (decision 101).
-# 128 MB on one thread (decision 240): a batch's unit read on 1M agent spans needed ~70-90 MB of
-# hash tables, and under 64 MB it fell to the retry below, whose 1 GB became the process's peak.
 DUCKDB_MEMORY = "64MB"
-# A read that needs more — DuckDB scans 2,048 rows at a time, and spans carrying whole chat
-# histories make one vector of attributes outgrow the cap — runs again with this much: the cap
-# bounds the cache, it must never fail an evaluation.
+# A read that needs more runs again with this much: the cap bounds the cache, it must never fail an
+# evaluation. The units' roots are read once, by rowid, and a batch's reads touch no span
+# attributes, so the size of the store never needs it (1M agent spans: no retry, decision 550);
+# one large value does — DuckDB reads a 40 MB attribute, argument or result into a buffer of
+# 64-256 MB whatever the cap.
 DUCKDB_MEMORY_ROOMY = "1GB"
 R = TypeVar("R")
 
@@ -103,7 +109,8 @@ def evaluate_store(
     # One DuckDB thread: the reads are a small share of an evaluation (the ladder is the work),
     # and two threads' buffers outgrew the cap on 1M agent spans, forcing the roomy retry.
     with store.memory_limit(DUCKDB_MEMORY, threads=1):
-        ids, named = _roomy(store, partial(unit_index, store, run_id, trace_ids))
+        roots, named = _roomy(store, partial(unit_roots, store, run_id, trace_ids))
+        ids = roots.column("trace_id")
         if run_id and not len(ids):
             raise UserError(f"no traces of run {run_id} in {store.path}")
         ctx = build_context(
@@ -113,7 +120,7 @@ def evaluate_store(
         if judge is not None or judge_tag:
             tag = judge.tag if judge is not None else judge_tag or ""
             ctx = replace(ctx, judge_configured=True, judge_tag=tag)
-        run = _Pass(store, ids, run_id, live, keep_units=judge is not None, after=after, settled=settled)
+        run = _Pass(store, roots, run_id, live, keep_units=judge is not None, after=after, settled=settled)
         run.conversation_idle_since = conversation_idle_since
         run.goals = Goals(ctx)
         with paused_gc(), SettlePool(ctx, workers=workers) as pool:
@@ -139,7 +146,7 @@ class _Pass:
     def __init__(
         self,
         store: Store,
-        ids: pa.Array,
+        roots: pa.Table,
         run_id: str | None,
         live: LiveOptions,
         *,
@@ -147,7 +154,9 @@ class _Pass:
         after: Callable[[duckdb.DuckDBPyConnection, EvaluationSummary], None] | None,
         settled: ResultTables | None = None,
     ) -> None:
-        self.store, self.ids, self.run_id, self.live, self.after = store, ids, run_id, live, after
+        self.store, self.run_id, self.live, self.after = store, run_id, live, after
+        self.roots = roots  # the units, as `storage.readers.unit_roots` read them
+        self.ids = roots.column("trace_id")
         self.settled = settled
         self.settled_ids = (
             set(settled.traces.column("trace_id").to_pylist()) if settled is not None else set()
@@ -168,8 +177,7 @@ class _Pass:
         definitions, and whether it is the last."""
         store, ids = self.store, self.ids
         for start in range(0, len(ids), BATCH_TRACES):
-            chunk = ids[start : start + BATCH_TRACES]
-            units = _roomy(store, partial(read_units, store, self.run_id, chunk))
+            units = _roomy(store, partial(read_units_of, store, self.roots.slice(start, BATCH_TRACES)))
             units = [u for u in units if self.live.sampling.keeps(u.trace_id, u.error)]
             if not units:
                 continue

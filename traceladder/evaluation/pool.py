@@ -47,20 +47,39 @@ def free_cores() -> int:
     return max(1, min(cores, int(cores - busy_elsewhere + 0.5)))
 
 
-def settle_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) -> ResultTables:
+class SettleMemo:
+    """The verdicts of the last two batches an evaluation settled, by dedupe key: a trace whose
+    inputs equal one judged in this batch or the one before is not judged again. Two batches, not
+    the whole store: memory stays bounded by the batch size (decision 100), and most repeats of a
+    store's common outcomes fall within it (decision 551). One memo serves one evaluation's
+    context: its keys say nothing of the ladder or the options."""
+
+    def __init__(self) -> None:
+        self.current: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+        self.previous: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+    def next_batch(self) -> None:
+        self.previous, self.current = self.current, {}
+
+
+def settle_batch(
+    units: Sequence[UnitRow], call_table: pa.Table, ctx: Context, memo: SettleMemo | None = None
+) -> ResultTables:
     """Settle these traces (their calls are in `call_table`) into result tables.
 
     The ladder is a pure function of a trace's inputs, so traces with identical inputs — the same
     domain, case and agent outcome, and the same calls with the same arguments, statuses and
-    results, in the same order — are judged once per batch (a re-run suite is mostly such
-    traces). The key is derived from what the ladder's rungs read (`assemble.dedupe_parts`).
+    results, in the same order — are judged once per batch, and once per two batches with the
+    evaluation's `memo` (a re-run suite is mostly such traces). The key is derived from what the
+    ladder's rungs read (`assemble.dedupe_parts`).
     """
     requests = frozenset().union(*(d.rules.requests for d in ctx.domains.values()))
     raw_calls = raw_calls_by_trace(call_table)
     parser = CallParser(requests)
     builder = RowBuilder(ctx.ladder.version + ctx.judge_tag)
     settle = ctx.ladder.settle
-    seen: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+    memo = memo if memo is not None else SettleMemo()
+    seen, before = memo.current, memo.previous
     parts = dedupe_parts(ctx.ladder)
     weigh = ctx.sampling.weight
     for unit in units:
@@ -68,9 +87,13 @@ def settle_batch(units: Sequence[UnitRow], call_table: pa.Table, ctx: Context) -
         key = dedupe_key(unit, recorded, ctx, parts)
         hit = seen.get(key)
         if hit is None:
-            inputs = inputs_for(unit, parser.calls(recorded), ctx)
-            hit = seen[key] = (inputs.case, settle(inputs))
+            hit = before.get(key)
+            if hit is None:
+                inputs = inputs_for(unit, parser.calls(recorded), ctx)
+                hit = (inputs.case, settle(inputs))
+            seen[key] = hit  # judged, or used again: kept for the next batch too
         builder.add(unit, hit[0], hit[1], weigh(unit.error))
+    memo.next_batch()
     return builder.tables()
 
 
@@ -93,16 +116,18 @@ DefinitionSets = Mapping[str, Definitions] | None
 Batch = tuple[list[UnitRow], pa.Table, DefinitionSets]  # units, their calls, their definition sets
 
 
-_worker_context: dict[str, Context] = {}
+_worker_context: dict[str, Any] = {}
 
 
 def _init_worker(ctx: Context) -> None:
     gc.disable()
     _worker_context["ctx"] = ctx
+    _worker_context["memo"] = SettleMemo()
 
 
 def _work(units: Sequence[UnitRow], call_table: pa.Table, definition_sets: DefinitionSets) -> ResultTables:
-    return settle_batch(units, call_table, _with_definitions(_worker_context["ctx"], definition_sets))
+    ctx = _with_definitions(_worker_context["ctx"], definition_sets)
+    return settle_batch(units, call_table, ctx, _worker_context["memo"])
 
 
 def _with_definitions(ctx: Context, definition_sets: DefinitionSets) -> Context:
@@ -123,6 +148,7 @@ class SettlePool:
         # results stream too, one batch in memory at a time).
         self._pending: deque[tuple[int, Future[ResultTables] | Batch]] = deque()
         self._submitted = 0
+        self._memo = SettleMemo()  # this process's, for the batches it settles itself
 
     def submit(
         self, units: list[UnitRow], call_table: pa.Table, definition_sets: DefinitionSets = None
@@ -152,7 +178,7 @@ class SettlePool:
         if isinstance(item, Future):
             return item.result()
         units, call_table, definition_sets = item
-        return settle_batch(units, call_table, _with_definitions(self.ctx, definition_sets))
+        return settle_batch(units, call_table, _with_definitions(self.ctx, definition_sets), self._memo)
 
     def results(self) -> Iterator[ResultTables]:
         """Each batch's tables in submission order, as soon as it is judged."""

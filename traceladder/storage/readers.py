@@ -26,41 +26,56 @@ Definitions = tuple[tuple[str, str | None, bool], ...]
 # for what they name, fetched by rowid: a plain filter still decompresses every vector of the
 # attributes column (one root among ~20 spans lands in each), the rowids fetch only those rows —
 # on 1M agent spans carrying chat histories, 0.5 instead of 5 CPU-s, and ~25 before filtering at
-# all (issue 36). The trace ids come from the `trace_id` column alone, so a trace whose root never
-# arrived is still a unit.
+# all (issue 36). Their attributes are read once per evaluation (`unit_roots`), each root's JSON
+# parsed once for every key, and a batch's units are then read from those rows
+# (`read_units_of`): a batch's roots lie all over the file, so reading them again per batch
+# decompressed most of the column once more each time (decision 550). The trace ids come from the
+# `trace_id` column alone, so a trace whose root never arrived is still a unit.
 # A root (or invoke_agent) span may name a case, a run and a domain; a `case_runs` row, when there
 # is one, is authoritative for them and adds the
 # agent status. A trace of one of our own runs without a `case_runs` row is an attempt that never
 # finished (Ctrl-C, a failed write): `--resume` runs that case again, so it is not a unit.
-_UNIT_SPANS = """
+_ROOT_KEYS = ("traceladder.case.id", "traceladder.run.id", "traceladder.case.repeat", "traceladder.domain")
+_LEDGER_KEY = "traceladder.sandbox.ledger"
+_ROOT_PATHS = ", ".join(f"'$.\"{key}\"'" for key in (*_ROOT_KEYS, _LEDGER_KEY))
+_ROOT_SPANS = """
+SELECT rowid FROM spans {only}
+WHERE source IS DISTINCT FROM 'judge' AND (operation = 'invoke_agent' OR parent_span_id IS NULL)
+"""
+_UNIT_ROOTS = f"""
 WITH unit_ids AS (
-    SELECT DISTINCT trace_id FROM spans {only} WHERE source IS DISTINCT FROM 'judge'
+    SELECT DISTINCT trace_id FROM spans {{only}} WHERE source IS DISTINCT FROM 'judge'
 ),
 root_spans AS (
     SELECT trace_id,
-           max(attributes->>'$."traceladder.case.id"') AS case_id,
-           max(attributes->>'$."traceladder.run.id"') AS run_id,
-           max(TRY_CAST(attributes->>'$."traceladder.case.repeat"' AS INTEGER)) AS repeat_index,
-           max(attributes->>'$."traceladder.domain"') AS domain,
+           max(f[1]) AS case_id,
+           max(f[2]) AS run_id,
+           max(TRY_CAST(f[3] AS INTEGER)) AS repeat_index,
+           max(f[4]) AS domain,
            bool_or(status_code = 'ERROR') AS root_error,
            max(error_type) AS root_error_type,
-           max(attributes->>'$."traceladder.sandbox.ledger"') AS ledger
-    FROM spans
-    WHERE rowid IN (
-        SELECT rowid FROM spans {only}
-        WHERE source IS DISTINCT FROM 'judge' AND (operation = 'invoke_agent' OR parent_span_id IS NULL)
+           bool_or(f[5] IS NOT NULL) AS has_ledger
+    FROM (
+        SELECT trace_id, status_code, error_type, json_extract_string(attributes, [{_ROOT_PATHS}]) AS f
+        FROM spans WHERE rowid IN ({_ROOT_SPANS})
     )
     GROUP BY trace_id
-),
-unit_spans AS (
-    SELECT u.trace_id, r.case_id, r.run_id, r.repeat_index, r.domain, r.root_error, r.root_error_type,
-           r.ledger
-    FROM unit_ids u LEFT JOIN root_spans r USING (trace_id)
 )
+SELECT u.trace_id, r.case_id, r.run_id, r.repeat_index, r.domain, r.root_error, r.root_error_type,
+       coalesce(r.has_ledger, false) AS has_ledger, coalesce(ru.domain, r.domain) AS named_domain
+FROM unit_ids u
+LEFT JOIN root_spans r USING (trace_id)
+LEFT JOIN case_runs cr ON cr.trace_id = u.trace_id
+LEFT JOIN case_turns ct ON ct.trace_id = u.trace_id
+LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, ct.run_id, r.run_id)
+WHERE ($run IS NULL OR coalesce(cr.run_id, ct.run_id, r.run_id) = $run)
+  AND (cr.trace_id IS NOT NULL OR ct.trace_id IS NOT NULL OR r.run_id IS NULL OR ru.run_id IS NULL)
+ORDER BY coalesce(cr.run_id, ct.run_id, r.run_id) NULLS LAST,
+         coalesce(cr.case_id, ct.case_id, r.case_id) NULLS LAST,
+         coalesce(cr.repeat_index, ct.repeat_index, r.repeat_index, 0), ct.turn NULLS FIRST, u.trace_id
 """
-_UNITS = (
-    _UNIT_SPANS
-    + """
+# A batch of units from their roots' rows (`unit_roots`, registered), in `_UNIT_ROOTS` order.
+_UNITS = """
 SELECT t.trace_id,
        coalesce(cr.run_id, ct.run_id, t.run_id) AS run_id,
        coalesce(cr.case_id, ct.case_id, t.case_id) AS case_id,
@@ -69,36 +84,23 @@ SELECT t.trace_id,
        coalesce(ct.agent_status, cr.agent_status,
                 CASE WHEN coalesce(t.root_error, false) THEN 'error' ELSE 'ok' END) AS agent_status,
        coalesce(ct.error_type, cr.error_type, t.root_error_type) AS error_type,
-       d.definitions, t.ledger, ct.turn
-FROM unit_spans t
+       d.definitions, ct.turn
+FROM unit_roots t
 LEFT JOIN case_runs cr ON cr.trace_id = t.trace_id
 LEFT JOIN case_turns ct ON ct.trace_id = t.trace_id
 LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, ct.run_id, t.run_id)
-LEFT JOIN (SELECT trace_id, {key} AS definitions FROM tool_definitions {only} GROUP BY trace_id) d
+LEFT JOIN (SELECT trace_id, {key} AS definitions FROM tool_definitions SEMI JOIN unit_roots USING (trace_id)
+           GROUP BY trace_id) d
     ON d.trace_id = t.trace_id
-WHERE ($run IS NULL OR coalesce(cr.run_id, ct.run_id, t.run_id) = $run)
-  AND (cr.trace_id IS NOT NULL OR ct.trace_id IS NOT NULL OR t.run_id IS NULL OR ru.run_id IS NULL)
 ORDER BY run_id NULLS LAST, case_id NULLS LAST, repeat_index, ct.turn NULLS FIRST, t.trace_id
 """
-)
-# The units' trace ids and domains in `_UNITS` order, and nothing else: what an evaluation holds
-# for the whole store, read without the trace index, the definitions or the ledger (joins that
-# would not fit DuckDB's 64 MB share on a large store; a batch of `_UNITS` reads them).
-_UNIT_KEYS = (
-    _UNIT_SPANS
-    + """
-SELECT t.trace_id, coalesce(ru.domain, t.domain) AS domain
-FROM unit_spans t
-LEFT JOIN case_runs cr ON cr.trace_id = t.trace_id
-LEFT JOIN case_turns ct ON ct.trace_id = t.trace_id
-LEFT JOIN runs ru ON ru.run_id = coalesce(cr.run_id, ct.run_id, t.run_id)
-WHERE ($run IS NULL OR coalesce(cr.run_id, ct.run_id, t.run_id) = $run)
-  AND (cr.trace_id IS NOT NULL OR ct.trace_id IS NOT NULL OR t.run_id IS NULL OR ru.run_id IS NULL)
-ORDER BY coalesce(cr.run_id, ct.run_id, t.run_id) NULLS LAST,
-         coalesce(cr.case_id, ct.case_id, t.case_id) NULLS LAST,
-         coalesce(cr.repeat_index, ct.repeat_index, t.repeat_index, 0), ct.turn NULLS FIRST, t.trace_id
+# The sandbox ledgers of the traces whose roots carry one (`ledger_traces`): only our own suite
+# runs' traces have one, so a store of other traces never reads them.
+_LEDGERS = f"""
+SELECT trace_id, max(attributes->>'$."{_LEDGER_KEY}"')
+FROM spans WHERE rowid IN ({_ROOT_SPANS.format(only="SEMI JOIN ledger_traces USING (trace_id)")})
+GROUP BY trace_id
 """
-)
 
 # What the trace index says of each unit, read apart from `_UNITS`: joined there, the five joins'
 # hash tables outgrew DuckDB's 64 MB share on a large store (issue 36).
@@ -175,8 +177,8 @@ NOT_EXTRACTED = (
 _NO_FACTS = (None, None, False, None, None, None, None, 0, None, None, NOT_EXTRACTED)
 
 
-def _unit(row: tuple[Any, ...], index: tuple[Any, ...] | None) -> UnitRow:
-    trace_id, run_id, case_id, repeat, domain, status, error_type, definitions, ledger, turn = row
+def _unit(row: tuple[Any, ...], index: tuple[Any, ...] | None, ledger: str | None) -> UnitRow:
+    trace_id, run_id, case_id, repeat, domain, status, error_type, definitions, turn = row
     (_, seq, error, service, version, environment, agent, turns, start_ns, end_ns, unread) = (
         index or _NO_FACTS
     )
@@ -216,29 +218,62 @@ def read_units(
     store: Store, run_id: str | None = None, trace_ids: Sequence[str] | pa.Array | None = None
 ) -> list[UnitRow]:
     """The judging units of the store, of one run, or of exactly these traces."""
+    roots, _ = unit_roots(store, run_id, trace_ids)
+    return read_units_of(store, roots)
+
+
+def unit_roots(
+    store: Store, run_id: str | None = None, trace_ids: Sequence[str] | pa.Array | None = None
+) -> tuple[pa.Table, list[str]]:
+    """The judging units (of the store, of one run, or of exactly these traces) in `read_units`
+    order, as what their root spans say — one row a trace, its run, case and domain dictionary-
+    encoded (~45 bytes a trace) — and the domains they name: what an evaluation holds for the
+    whole store, so it reads the units themselves a batch at a time (`read_units_of(store,
+    roots.slice(a, n))`) without reading the roots' attributes again."""
+    import pyarrow.compute as pc
+
     only = "SEMI JOIN only_traces USING (trace_id)" if trace_ids is not None else ""
     with store.registered("only_traces", trace_id_table(trace_ids if trace_ids is not None else ())) as conn:
-        rows = conn.execute(_UNITS.format(only=only, key=_DEFINITIONS_KEY), {"run": run_id}).fetchall()
+        table = conn.sql(_UNIT_ROOTS.format(only=only), params={"run": run_id}).to_arrow_table()
+    domains = sorted(d for d in pc.unique(table.column("named_domain")).to_pylist() if d is not None)
+    table = table.drop_columns(["named_domain"]).combine_chunks()
+    for name in ("case_id", "run_id", "domain", "root_error_type"):  # a few values, repeated
+        at = table.schema.get_field_index(name)
+        table = table.set_column(at, name, pc.dictionary_encode(table.column(name)))
+    return table, domains
+
+
+def read_units_of(store: Store, roots: pa.Table) -> list[UnitRow]:
+    """The units of these rows of `unit_roots` (a slice of them: a batch), in that order, with
+    what the store says of them besides their roots: the case run, the trace index, the captured
+    tool definitions, the sandbox ledger."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    plain = pa.table(
+        {
+            name: column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+            for name, column in zip(roots.column_names, roots.columns, strict=True)
+        }
+    )
+    with store.registered("unit_roots", plain) as conn:
+        rows = conn.execute(_UNITS.format(key=_DEFINITIONS_KEY)).fetchall()
+        only = "SEMI JOIN unit_roots USING (trace_id)"
         facts = {r[0]: r for r in conn.execute(_TRACE_FACTS.format(only=only)).fetchall()}
-    return [_unit(row, facts.get(row[0])) for row in rows]
+    ledgers: dict[str, str | None] = {}
+    with_ledger = plain.filter(pc.field("has_ledger")).column("trace_id")
+    if len(with_ledger):
+        with store.registered("ledger_traces", trace_id_table(with_ledger)) as conn:
+            ledgers = dict(conn.execute(_LEDGERS).fetchall())
+    return [_unit(row, facts.get(row[0]), ledgers.get(row[0])) for row in rows]
 
 
 def unit_index(
     store: Store, run_id: str | None = None, trace_ids: Sequence[str] | None = None
 ) -> tuple[pa.Array, list[str]]:
-    """The judging units' trace ids in `read_units` order, and the domains they name: what an
-    evaluation holds for the whole store (~36 bytes a trace), so it can read the units themselves
-    a batch at a time (`read_units(store, run_id, ids[a:b])`, which keeps that order)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    sql = _UNIT_KEYS
-    only = "SEMI JOIN only_traces USING (trace_id)" if trace_ids is not None else ""
-    with store.registered("only_traces", trace_id_table(trace_ids or ())) as conn:
-        table = conn.sql(sql.format(only=only), params={"run": run_id}).to_arrow_table()
-    ids = table.column("trace_id").combine_chunks() if table.num_rows else pa.array([], pa.string())
-    domains = sorted(d for d in pc.unique(table.column("domain")).to_pylist() if d is not None)
-    return ids, domains
+    """The judging units' trace ids in `read_units` order, and the domains they name."""
+    roots, domains = unit_roots(store, run_id, trace_ids)
+    return roots.column("trace_id").combine_chunks(), domains
 
 
 def read_definition_sets(store: Store, keys: Iterable[str]) -> dict[str, Definitions]:
