@@ -22,7 +22,9 @@ GREETING = trace_spans(3, "Hello there", [])
 
 def ingest(tmp_path: Path, *traces: list) -> Path:
     db = tmp_path / "traces.duckdb"
-    done = cli_in_process("ingest", str(write_traces(tmp_path / "traces.json", list(traces))), "--db", str(db))
+    done = cli_in_process(
+        "ingest", str(write_traces(tmp_path / "traces.json", list(traces))), "--db", str(db)
+    )
     assert done.returncode == 0, done.stderr
     return db
 
@@ -129,7 +131,9 @@ def test_differing_results_for_one_call_are_both_kept_and_replayed_in_order(tmp_
         "tr-d1-001": ("D1", True, 0), "tr-d2-001": ("D2", False, 1), "tr-d3-001": ("D3", False, 2),
     }  # fmt: skip
     run_db = tmp_path / "run.duckdb"
-    ran = cli_in_process("run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge")
+    ran = cli_in_process(
+        "run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge"
+    )
     assert ran.returncode == 0, ran.stderr
     assert rows(run_db, "SELECT case_id, verdict FROM case_results ORDER BY 1") == [
         ("tr-d1-001", "PASS"), ("tr-d2-001", "PASS"), ("tr-d3-001", "PASS")]  # fmt: skip
@@ -232,7 +236,9 @@ def test_a_call_polled_until_done_is_replayed_result_by_result(tmp_path):
     recorded = [json.loads(x)["result"] for x in (out / "responses.jsonl").read_text().splitlines()]
     assert recorded == ['{"state": "pending"}', '{"state": "pending"}', '{"state": "done"}']
     run_db = tmp_path / "run.duckdb"
-    ran = cli_in_process("run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge")
+    ran = cli_in_process(
+        "run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge"
+    )
     assert ran.returncode == 0, ran.stderr
     results = rows(run_db, "SELECT result FROM tool_calls ORDER BY ordinal")
     assert [r[0] for r in results] == ['{"state": "pending"}', '{"state": "pending"}', '{"state": "done"}']
