@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import ROOT, cli, rows
+from conftest import ROOT, cli, cli_in_process, rows
 from scripted_server import ModelServer
 
 FLIGHTS = ROOT / "examples" / "flights"
@@ -23,7 +23,9 @@ def test_the_example_validates_and_the_golden_model_passes_it(tmp_path):
     checked = cli("cases", "validate", "--domain", "dir:examples/flights")
     assert checked.returncode == 0, checked.stderr
     db = tmp_path / "flights.duckdb"
-    done = cli("run", "--domain", "examples/flights", "--model", "sim:oracle", "--db", str(db), "--no-judge")
+    done = cli_in_process(
+        "run", "--domain", "examples/flights", "--model", "sim:oracle", "--db", str(db), "--no-judge"
+    )
     assert done.returncode == 0, done.stderr
     verdicts = rows(db, "SELECT dimension, verdict, count(*) FROM case_results GROUP BY ALL ORDER BY ALL")
     assert verdicts == [("D1", "PASS", 2), ("D2", "PASS", 5), ("D3", "PASS", 5)]

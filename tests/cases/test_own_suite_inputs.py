@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli, rows
+from conftest import cli, cli_in_process, rows
 from recorded_traces import trace_spans, write_traces
 
 GOOD = trace_spans(
@@ -22,7 +22,9 @@ GREETING = trace_spans(3, "Hello there", [])
 
 def ingest(tmp_path: Path, *traces: list) -> Path:
     db = tmp_path / "traces.duckdb"
-    done = cli("ingest", str(write_traces(tmp_path / "traces.json", list(traces))), "--db", str(db))
+    done = cli_in_process(
+        "ingest", str(write_traces(tmp_path / "traces.json", list(traces))), "--db", str(db)
+    )
     assert done.returncode == 0, done.stderr
     return db
 
@@ -116,7 +118,7 @@ def test_filters_select_and_sample_by_trace_id(tmp_path):
 def test_differing_results_for_one_call_are_both_kept_and_replayed_in_order(tmp_path):
     db = ingest(tmp_path, GOOD, POLLING, GREETING)
     out = tmp_path / "suite"
-    done = cli("cases", "from-traces", "--db", str(db), "--out", str(out))
+    done = cli_in_process("cases", "from-traces", "--db", str(db), "--out", str(out))
     assert done.returncode == 0, done.stderr
     recorded = [json.loads(x) for x in (out / "responses.jsonl").read_text().splitlines()]
     assert [(r["tool"], r["result"]) for r in recorded] == [
@@ -129,7 +131,9 @@ def test_differing_results_for_one_call_are_both_kept_and_replayed_in_order(tmp_
         "tr-d1-001": ("D1", True, 0), "tr-d2-001": ("D2", False, 1), "tr-d3-001": ("D3", False, 2),
     }  # fmt: skip
     run_db = tmp_path / "run.duckdb"
-    ran = cli("run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge")
+    ran = cli_in_process(
+        "run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge"
+    )
     assert ran.returncode == 0, ran.stderr
     assert rows(run_db, "SELECT case_id, verdict FROM case_results ORDER BY 1") == [
         ("tr-d1-001", "PASS"), ("tr-d2-001", "PASS"), ("tr-d3-001", "PASS")]  # fmt: skip
@@ -170,7 +174,7 @@ def _domain(tmp_path: Path) -> Path:
 )  # fmt: skip
 def test_a_broken_domain_directory_is_one_line_per_problem(tmp_path, name, content, says):
     folder = _domain(tmp_path)
-    assert cli("domain", "validate", "--domain", str(folder)).returncode == 0
+    assert cli_in_process("domain", "validate", "--domain", str(folder)).returncode == 0
     if content is None:
         (folder / name).unlink()
     else:
@@ -206,11 +210,11 @@ def test_domain_validate_lists_every_contract_problem(tmp_path):
 def test_evaluate_takes_a_domain_directory_like_a_name(tmp_path):
     db = ingest(tmp_path, GOOD, POLLING)
     out = tmp_path / "suite"
-    assert cli("cases", "from-traces", "--db", str(db), "--out", str(out)).returncode == 0
+    assert cli_in_process("cases", "from-traces", "--db", str(db), "--out", str(out)).returncode == 0
     bare = trace_spans(7, "Where is W1 now?", [("get_order", '{"order": "W1"}', "{}", True)], tools=[])
     write_traces(tmp_path / "bare.json", [bare])
-    assert cli("ingest", str(tmp_path / "bare.json"), "--db", str(db)).returncode == 0
-    judged = cli("evaluate", "--db", str(db), "--domain", f"dir:{out}", "--no-judge")
+    assert cli_in_process("ingest", str(tmp_path / "bare.json"), "--db", str(db)).returncode == 0
+    judged = cli_in_process("evaluate", "--db", str(db), "--domain", f"dir:{out}", "--no-judge")
     assert judged.returncode == 0, judged.stderr
     # the trace that captured no definitions is judged against the directory's tools.json
     assert rows(
@@ -228,11 +232,13 @@ def test_a_call_polled_until_done_is_replayed_result_by_result(tmp_path):
     ])  # fmt: skip
     db = ingest(tmp_path, polled)
     out = tmp_path / "suite"
-    assert cli("cases", "from-traces", "--db", str(db), "--out", str(out)).returncode == 0
+    assert cli_in_process("cases", "from-traces", "--db", str(db), "--out", str(out)).returncode == 0
     recorded = [json.loads(x)["result"] for x in (out / "responses.jsonl").read_text().splitlines()]
     assert recorded == ['{"state": "pending"}', '{"state": "pending"}', '{"state": "done"}']
     run_db = tmp_path / "run.duckdb"
-    ran = cli("run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge")
+    ran = cli_in_process(
+        "run", "--domain", str(out), "--model", "sim:oracle", "--db", str(run_db), "--no-judge"
+    )
     assert ran.returncode == 0, ran.stderr
     results = rows(run_db, "SELECT result FROM tool_calls ORDER BY ordinal")
     assert [r[0] for r in results] == ['{"state": "pending"}', '{"state": "pending"}', '{"state": "done"}']

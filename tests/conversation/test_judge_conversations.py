@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 
 from conversation.otlp_turns import SCRIPT, Conversation, write
-from tests.conftest import cli
+from tests.conftest import cli, cli_in_process
 
 POLICY = """
 [defaults]
@@ -32,7 +32,10 @@ def _evaluate(tmp_path: Path, script: list) -> duckdb.DuckDBPyConnection:
     turns = [convo.turn(i, user, calls) for i, (user, calls) in enumerate(script)]
     db, policy = tmp_path / "s.duckdb", tmp_path / "policy.toml"
     policy.write_text(POLICY, encoding="utf-8")
-    assert cli("ingest", "--db", str(db), write(tmp_path / "collector-c.jsonl", *turns)).returncode == 0
+    assert (
+        cli_in_process("ingest", "--db", str(db), write(tmp_path / "collector-c.jsonl", *turns)).returncode
+        == 0
+    )
     r = cli("evaluate", "--db", str(db), "--policy", str(policy))
     assert r.returncode == 0, r.stderr
     return duckdb.connect(str(db), read_only=True)
@@ -85,7 +88,10 @@ def test_watch_judges_a_conversation_once_it_is_idle(tmp_path: Path) -> None:
     turns = [convo.turn(i, user, calls) for i, (user, calls) in enumerate(SCRIPT)]
     db, policy = tmp_path / "s.duckdb", tmp_path / "policy.toml"
     policy.write_text(POLICY, encoding="utf-8")
-    assert cli("ingest", "--db", str(db), write(tmp_path / "collector-w.jsonl", *turns)).returncode == 0
+    assert (
+        cli_in_process("ingest", "--db", str(db), write(tmp_path / "collector-w.jsonl", *turns)).returncode
+        == 0
+    )
     base = ("watch", "--db", str(db), "--policy", str(policy), "--once", "--settle", "0")
     busy = cli(*base, "--conversation-idle", "86400")
     assert busy.returncode == 0, busy.stderr

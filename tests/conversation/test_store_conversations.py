@@ -9,11 +9,11 @@ from pathlib import Path
 import duckdb
 
 from conversation.otlp_turns import SCRIPT, Conversation, write
-from tests.conftest import cli
+from tests.conftest import cli_in_process
 
 
 def _ingest(db: Path, *files: str) -> None:
-    r = cli("ingest", "--db", str(db), *files)
+    r = cli_in_process("ingest", "--db", str(db), *files)
     assert r.returncode == 0, r.stderr
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import cli
+from conftest import cli, cli_in_process
 from conversation.otlp_turns import SCRIPT, Conversation, write
 
 POLICY = """
@@ -29,7 +29,10 @@ def _store(tmp_path: Path) -> tuple[Path, Path]:
     turns += [unconfirmed.turn(i, user, calls) for i, (user, calls) in enumerate(UNCONFIRMED)]
     db, policy = tmp_path / "live.duckdb", tmp_path / "policy.toml"
     policy.write_text(POLICY, encoding="utf-8")
-    assert cli("ingest", "--db", str(db), write(tmp_path / "collector-c.jsonl", *turns)).returncode == 0
+    assert (
+        cli_in_process("ingest", "--db", str(db), write(tmp_path / "collector-c.jsonl", *turns)).returncode
+        == 0
+    )
     return db, policy
 
 
@@ -43,7 +46,7 @@ def test_watch_logs_the_conversations_it_judged(tmp_path: Path) -> None:
 
 def test_trend_shows_the_conversation_pass_rate_per_bucket(tmp_path: Path) -> None:
     db, policy = _store(tmp_path)
-    assert cli("evaluate", "--db", str(db), "--policy", str(policy)).returncode == 0
+    assert cli_in_process("evaluate", "--db", str(db), "--policy", str(policy)).returncode == 0
     data = cli("trend", "--db", str(db), "--by", "day", "--format", "json")
     assert data.returncode == 0, data.stderr
     (bucket,) = json.loads(data.stdout)["buckets"]
@@ -64,8 +67,8 @@ def test_trend_of_a_store_without_conversations_has_no_conversation_column(tmp_p
     convo = Conversation("c9")
     db = tmp_path / "one.duckdb"
     one = write(tmp_path / "collector-one.jsonl", convo.turn(0, *SCRIPT[0]))
-    assert cli("ingest", "--db", str(db), one).returncode == 0
-    assert cli("evaluate", "--db", str(db)).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), one).returncode == 0
+    assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
     data = cli("trend", "--db", str(db), "--by", "day", "--format", "json")
     (bucket,) = json.loads(data.stdout)["buckets"]
     assert bucket["conversations"]["conversations"] == 0

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import otlp_workload
-from conftest import ROOT, cli, rows
+from conftest import ROOT, cli, cli_in_process, rows
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -202,7 +202,7 @@ def write_workload(db: Path, n_spans: int, seed: int = 0) -> set[str]:
         otlp_workload.make_requests(n_spans // otlp_workload.BATCH, structured=True, seed=seed)
     ):
         (folder / f"r{i:03d}.pb").write_bytes(body)
-    assert cli("ingest", "--db", str(db), str(folder)).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(folder)).returncode == 0
     return {t for (t,) in rows(db, "SELECT trace_id FROM traces")}
 
 
@@ -233,7 +233,7 @@ def test_a_watch_killed_between_batches_neither_judges_twice_nor_skips(tmp_path:
     span = request.resource_spans[0].scope_spans[0].spans[0]
     span.trace_id = bytes.fromhex(victim)
     (tmp_path / "late.pb").write_bytes(request.SerializeToString())
-    assert cli("ingest", "--db", str(db), str(tmp_path / "late.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "late.pb")).returncode == 0
     assert cli("watch", "--db", str(db), "--settle", "0", "--once").returncode == 0
     (new_seq, results) = rows(
         db, f"SELECT max(judged_seq), count(*) FROM trace_results WHERE trace_id = '{victim}'"
@@ -250,7 +250,7 @@ def test_case_tagged_traces_arriving_live_get_the_full_ladder(tmp_path: Path) ->
         assert done.returncode == 0, done.stderr
         assert serve.stop()[0] == 0
     assert cli("watch", "--db", str(live), "--settle", "0", "--once").returncode == 0
-    assert cli("evaluate", "--db", str(local)).returncode == 0
+    assert cli_in_process("evaluate", "--db", str(local)).returncode == 0
     here = rows(local, "SELECT case_id, verdict, failure_class FROM trace_results ORDER BY ALL")
     there = rows(live, "SELECT case_id, verdict, failure_class FROM trace_results ORDER BY ALL")
     assert there == here and len(here) == 18
@@ -283,7 +283,7 @@ def test_open_path_bad_inputs(tmp_path: Path) -> None:
         with tracer.start_as_current_span("execute_tool get_weather", attributes=attrs):
             pass
     (tmp_path / "t.pb").write_bytes(encode_spans(memory.get_finished_spans()).SerializeToString())
-    assert cli("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0
     assert rows(db, "SELECT count(*) FROM tool_calls") == [(1,)]
     assert rows(db, "SELECT count(*) FROM tool_definitions") == [(0,)]
     policy = tmp_path / "p.toml"
@@ -349,7 +349,7 @@ def test_clock_skew_neither_crashes_nor_misorders(tmp_path: Path) -> None:
         span.end(end_time=future + i * 10**9 - 5 * 10**9)  # ends before it starts
     root.end(end_time=future - 60 * 10**9)  # so does the whole trace
     (tmp_path / "t.pb").write_bytes(encode_spans(memory.get_finished_spans()).SerializeToString())
-    assert cli("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0
     done = cli("evaluate", "--db", str(db), "--policy", str(policy))
     assert done.returncode == 0, done.stderr
     assert [t for (t,) in rows(db, "SELECT tool_name FROM tool_calls ORDER BY ordinal")] == [
@@ -383,7 +383,7 @@ def test_watch_warns_once_about_a_policy_section_for_a_service_it_never_saw(tmp_
             with tracer.start_as_current_span("execute_tool get_order", attributes=attrs):
                 pass
     (tmp_path / "t.pb").write_bytes(encode_spans(memory.get_finished_spans()).SerializeToString())
-    assert cli("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0
     policy = tmp_path / "p.toml"
     policy.write_text('[service."shop"]\nmax_tool_calls = 3\n\n[service."shpo"]\nmax_tool_calls = 3\n')
     watched = cli(

@@ -14,7 +14,7 @@ import producers
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import cli, out_value
+from conftest import cli, cli_in_process, out_value
 from receiver import JS, ServeProcess
 from tagged_traces import _traces
 
@@ -49,7 +49,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     for seq in (1, 2):
         path = root / f"export-{seq}.json"
         path.write_text(json.dumps(_traces("1.0", set(), seq)))
-        assert cli("ingest", "--db", str(db), str(path)).returncode == 0
+        assert cli_in_process("ingest", "--db", str(db), str(path)).returncode == 0
         added = cli("runs", "add", "--where", f"trace_id LIKE '{seq:08x}%'", "--db", str(db))
         assert added.returncode == 0, added.stderr
         runs.append(out_value(added, "run_id"))

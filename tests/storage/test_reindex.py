@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, cli_in_process
 from tests.otlp_helpers import TID, req_json, span_json
 from traceladder.extraction.version import EXTRACTION_VERSION
 from traceladder.workflows.reindex import reindex
@@ -74,7 +74,7 @@ def _past_cli(release: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _rows(db: Path) -> dict[str, list[list[object]]]:
     out = {}
     for name, (sql, _) in COMPARED.items():
-        r = cli("sql", "--db", str(db), sql, "--json")
+        r = cli_in_process("sql", "--db", str(db), sql, "--json")
         assert r.returncode == 0, r.stderr
         out[name] = [list(row.values()) for row in json.loads(r.stdout)]
     return out
@@ -104,7 +104,7 @@ def test_a_store_of_a_past_release_is_reindexed_to_equal_a_fresh_ingest(
     assert r.returncode == 0, r.stderr
     assert NOTICE not in r.stderr
     assert r.stdout.startswith("reindexed traces=")
-    assert cli("ingest", "--db", str(fresh), *FILES).returncode == 0
+    assert cli_in_process("ingest", "--db", str(fresh), *FILES).returncode == 0
 
     rebuilt, expected = _rows(old), _rows(fresh)
     for name in COMPARED:
@@ -125,8 +125,8 @@ def test_a_store_of_a_past_release_is_reindexed_to_equal_a_fresh_ingest(
 def test_an_interrupted_reindex_resumes_where_it_stopped(tmp_path: Path) -> None:
     db, fresh = tmp_path / "s.duckdb", tmp_path / "fresh.duckdb"
     files = FILES[:12]
-    assert cli("ingest", "--db", str(db), *files).returncode == 0
-    assert cli("ingest", "--db", str(fresh), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(fresh), *files).returncode == 0
     with duckdb.connect(str(db)) as conn:  # rows of an older extraction, as a past release left them
         conn.execute("UPDATE tool_calls SET extraction = NULL, conventions = NULL")
         conn.execute("UPDATE traces SET extraction = NULL, conventions = NULL")
@@ -191,11 +191,11 @@ def test_the_conventions_are_the_stores_setting_not_the_environment(tmp_path: Pa
 
 def test_a_bad_where_is_one_line_and_exit_2(tmp_path: Path) -> None:
     db = tmp_path / "s.duckdb"
-    assert cli("ingest", "--db", str(db), FILES[0]).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), FILES[0]).returncode == 0
     for where in ("no_such_column = 1", "1 = 1; DROP TABLE spans"):
         r = cli("reindex", "--db", str(db), "--where", where)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--where" in r.stderr, r.stderr
-    out = cli("sql", "--db", str(db), "SELECT count(*) AS n FROM traces WHERE spans > 0", "--json")
+    out = cli_in_process("sql", "--db", str(db), "SELECT count(*) AS n FROM traces WHERE spans > 0", "--json")
     (count,) = json.loads(out.stdout)
     assert count["n"] > 0
     r = cli("reindex", "--db", str(db), "--all", "--where", "spans > 0")
@@ -203,7 +203,7 @@ def test_a_bad_where_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 def _unread_verdicts(db: Path) -> dict[str, tuple[str, str]]:
-    r = cli("sql", "--db", str(db), "SELECT trace_id, verdict, explanation FROM results", "--json")
+    r = cli_in_process("sql", "--db", str(db), "SELECT trace_id, verdict, explanation FROM results", "--json")
     assert r.returncode == 0, r.stderr
     return {row["trace_id"]: (row["verdict"], row["explanation"] or "") for row in json.loads(r.stdout)}
 
@@ -214,8 +214,8 @@ def test_a_trace_no_extraction_read_is_never_passed_and_reindex_reads_it(tmp_pat
     and `reindex` reads it — then it is judged as a fresh ingest of the same spans is."""
     db, fresh = tmp_path / "s.duckdb", tmp_path / "fresh.duckdb"
     files = FILES[:12]
-    assert cli("ingest", "--db", str(db), *files).returncode == 0
-    assert cli("ingest", "--db", str(fresh), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(fresh), *files).returncode == 0
     with duckdb.connect(str(db)) as conn:  # half the traces lose every derived row
         ids = [r[0] for r in conn.execute("SELECT trace_id FROM traces ORDER BY trace_id").fetchall()][::2]
         with_calls = conn.execute(
@@ -225,7 +225,7 @@ def test_a_trace_no_extraction_read_is_never_passed_and_reindex_reads_it(tmp_pat
         for table in ("tool_calls", "tool_definitions", "traces"):
             conn.execute(f"DELETE FROM {table} WHERE list_contains($ids, trace_id)", {"ids": ids})
     assert ids and with_calls, "the fixtures chosen hold traces with calls"
-    assert cli("evaluate", "--db", str(db)).returncode == 0
+    assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
     before = _unread_verdicts(db)
     for trace_id in ids:
         verdict, explanation = before[trace_id]
@@ -233,7 +233,7 @@ def test_a_trace_no_extraction_read_is_never_passed_and_reindex_reads_it(tmp_pat
     assert reindex(db).traces == len(ids)
     assert reindex(db).traces == 0
     assert _rows(db) == _rows(fresh)
-    assert cli("evaluate", "--db", str(db)).returncode == 0
-    assert cli("evaluate", "--db", str(fresh)).returncode == 0
+    assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
+    assert cli_in_process("evaluate", "--db", str(fresh)).returncode == 0
     after, expected = _unread_verdicts(db), _unread_verdicts(fresh)
     assert {t: v for t, (v, _) in after.items()} == {t: v for t, (v, _) in expected.items()}

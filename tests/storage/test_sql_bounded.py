@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import cli
+from conftest import cli, cli_in_process
 from recorded_traces import trace_spans, write_traces
 
 WIDE = 100_000  # characters of one argument
@@ -17,7 +17,7 @@ def test_the_table_view_cuts_cells_and_rows_while_csv_keeps_everything(tmp_path)
     calls = [("get_order", json.dumps({"order_id": "W1", "note": "x" * WIDE}), "{}", True)]
     path = write_traces(tmp_path / "t.json", [trace_spans(n, f"Where is W{n}?", calls) for n in range(1, 31)])
     db = tmp_path / "s.duckdb"
-    assert cli("ingest", str(path), "--db", str(db)).returncode == 0
+    assert cli_in_process("ingest", str(path), "--db", str(db)).returncode == 0
     spans = int(cli("sql", "--db", str(db), "SELECT count(*) FROM spans", "--csv").stdout.split()[1])
     table = cli("sql", "--db", str(db), "SELECT * FROM spans")
     assert table.returncode == 0, table.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import cli, out_value, rows
+from conftest import cli, cli_in_process, out_value, rows
 from tagged_traces import CASES, _traces
 
 
@@ -19,7 +19,7 @@ def test_tagged_traces_become_runs_that_gate_and_compare(tmp_path: Path) -> None
         path = tmp_path / f"export-{i}.json"
         path.write_text(json.dumps(_traces(version, broken, i + 1)))
         files.append(path)
-    done = cli("ingest", "--db", str(db), *map(str, files))
+    done = cli_in_process("ingest", "--db", str(db), *map(str, files))
     assert done.returncode == 0, done.stderr
 
     old = []

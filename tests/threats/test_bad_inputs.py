@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, cli_in_process
 from tests.peak_rss import run_measuring_peak
 from traceladder.domain.retail.domain import RETAIL_DATA_FILES, read_data_files
 
@@ -32,10 +32,10 @@ def good_store(tmp_path_factory):
     """Two complete, evaluated 2-case runs."""
     db = tmp_path_factory.mktemp("good") / "g.duckdb"
     for seed in ("0", "1"):
-        result = cli("run", "--db", str(db), "--model", "sim:faulty", "--seed", seed, "--case", "fc-d1-001",
+        result = cli_in_process("run", "--db", str(db), "--model", "sim:faulty", "--seed", seed, "--case", "fc-d1-001",
                      "--case", "fc-d4-001", "--no-report")  # fmt: skip
         assert result.returncode == 0, result.stderr
-    assert cli("evaluate", "--db", str(db)).returncode == 0
+    assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
     return db
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, cli_in_process
 from tests.threats.test_bad_inputs import assert_contract
 
 HANG = 120  # seconds: far beyond any of these commands on a loaded machine, far below forever
@@ -30,10 +30,10 @@ RECURSIVE = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SEL
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One complete, evaluated 2-case run."""
     db = tmp_path_factory.mktemp("store") / "s.duckdb"
-    result = cli("run", "--db", str(db), "--model", "sim:faulty", "--case", "fc-d1-001", "--case", "fc-d4-001",
-                 "--no-report", timeout=HANG)  # fmt: skip
+    result = cli_in_process("run", "--db", str(db), "--model", "sim:faulty", "--case", "fc-d1-001", "--case", "fc-d4-001",
+                 "--no-report")  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert cli("evaluate", "--db", str(db), timeout=HANG).returncode == 0
+    assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
     return db
 
 

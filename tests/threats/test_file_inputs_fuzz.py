@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from conftest import cli_in_process
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from recorded_traces import trace_spans, write_traces
@@ -116,7 +116,7 @@ def store(tmp_path_factory) -> Path:
     call = ("get_order", json.dumps({"order_id": "a" * 40 + "!"}), "{}", True)
     path = write_traces(folder / "t.json", [trace_spans(1, "Where is it?", [call], tools=[])])
     db = folder / "s.duckdb"
-    assert cli("ingest", str(path), "--db", str(db)).returncode == 0
+    assert cli_in_process("ingest", str(path), "--db", str(db)).returncode == 0
     return db
 
 
@@ -209,7 +209,9 @@ def runs(tmp_path_factory) -> tuple[Path, str]:
     db = tmp_path_factory.mktemp("runs") / "r.duckdb"
     ids = []
     for _ in range(2):
-        done = cli("run", "--db", str(db), "--case", "fc-d1-002", "--model", "sim:oracle", "--no-judge")
+        done = cli_in_process(
+            "run", "--db", str(db), "--case", "fc-d1-002", "--model", "sim:oracle", "--no-judge"
+        )
         assert done.returncode == 0, done.stderr
         ids += [line.split("=", 1)[1] for line in done.stdout.splitlines() if line.startswith("run_id=")]
     return db, ",".join(ids)

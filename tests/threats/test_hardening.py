@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, as_foreground, cli, out_value, rows
+from tests.conftest import ROOT, as_foreground, cli, cli_in_process, out_value, rows
 from tests.scripted_server import ModelServer, chat_reply
 
 SECRET_PASSWORD = "pw-SECRET-1234"
@@ -39,7 +39,7 @@ def one_line_error(result, code=2):
 def small_store(tmp_path_factory):
     """A store with one complete, evaluated 4-case sim:faulty run."""
     db = tmp_path_factory.mktemp("small") / "s.duckdb"
-    result = cli(
+    result = cli_in_process(
         "run",
         "--db",
         str(db),
@@ -180,9 +180,9 @@ def evidence(tmp_path_factory):
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     (interrupted,) = rows(db, "SELECT run_id FROM runs")[0]
-    cli("evaluate", "--db", str(db))
-    d1 = cli("run", "--db", str(db), "--dimension", "D1")
-    full = [cli("run", "--db", str(db), "--seed", str(seed)) for seed in (0, 1)]
+    cli_in_process("evaluate", "--db", str(db))
+    d1 = cli_in_process("run", "--db", str(db), "--dimension", "D1")
+    full = [cli_in_process("run", "--db", str(db), "--seed", str(seed)) for seed in (0, 1)]
     assert d1.returncode == 0 and all(r.returncode == 0 for r in full)
     return db, interrupted, out_value(d1, "run_id"), [out_value(r, "run_id") for r in full]
 
@@ -240,7 +240,7 @@ def _file_size_limit(limit):
 
 def test_a_failed_span_write_stops_the_run_and_resume_completes_it(tmp_path):
     db = tmp_path / "f.duckdb"
-    assert cli("run", "--db", str(db), "--case", "fc-d1-001", "--no-report").returncode == 0
+    assert cli_in_process("run", "--db", str(db), "--case", "fc-d1-001", "--no-report").returncode == 0
     # RLIMIT_FSIZE caps every file this process writes: the WAL of a few cases fits, the rest
     # does not (the store's main file is not written until a checkpoint).
     limit = 300_000

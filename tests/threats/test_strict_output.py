@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import cli
+from conftest import cli, cli_in_process
 from recorded_traces import trace_spans, write_traces
 
 OPEN = [{"type": "function", "name": "get_order", "parameters": {"type": "object"}}]
@@ -26,7 +26,9 @@ def strict(text: str):
 
 def ingest(tmp_path: Path, *traces: list) -> Path:
     db = tmp_path / "traces.duckdb"
-    done = cli("ingest", str(write_traces(tmp_path / "traces.json", list(traces))), "--db", str(db))
+    done = cli_in_process(
+        "ingest", str(write_traces(tmp_path / "traces.json", list(traces))), "--db", str(db)
+    )
     assert done.returncode == 0, done.stderr
     return db
 
@@ -58,7 +60,7 @@ def test_trend_shows_non_finite_numbers_from_a_store_and_never_crashes(tmp_path,
     db = ingest(
         tmp_path, GOOD, trace_spans(2, "Where is W2?", [("get_order", '{"order_id": "W2"}', "{}", True)])
     )
-    assert cli("evaluate", "--db", str(db), "--no-judge").returncode == 0
+    assert cli_in_process("evaluate", "--db", str(db), "--no-judge").returncode == 0
     with duckdb.connect(str(db)) as con:  # a store written by others
         con.execute(f"UPDATE trace_results SET sample_weight = '{weight}'::DOUBLE")
     table = cli("trend", "--db", str(db))

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import cli, rows
+from conftest import cli, cli_in_process, rows
 from recorded_traces import trace_spans, write_traces
 
 HOSTILE = "^(a+)+$"
@@ -151,7 +151,7 @@ def test_from_traces_judges_a_captured_hostile_pattern_at_once(tmp_path, schema)
     call = ("lookup", json.dumps({"code": argument}), "{}", True)
     definitions = [{"type": "function", "name": "lookup", "parameters": schema}]
     path = write_traces(tmp_path / "traces.json", [trace_spans(1, "Look it up", [call], tools=definitions)])
-    assert cli("ingest", str(path), "--db", str(db)).returncode == 0
+    assert cli_in_process("ingest", str(path), "--db", str(db)).returncode == 0
     done = cli("cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"), timeout=HANG)
     assert done.returncode == 2
     line = one_line(done.stderr)
