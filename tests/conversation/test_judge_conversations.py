@@ -105,3 +105,16 @@ def test_watch_judges_a_conversation_once_it_is_idle(tmp_path: Path) -> None:
     assert again.stdout.strip() == "watched batches=0 judged=0 conversations=0"
     with duckdb.connect(str(db), read_only=True) as conn:
         assert conn.execute("SELECT verdict, turns FROM conversation_results").fetchall() == [("PASS", 4)]
+
+
+def test_a_conversation_holding_a_40_mb_argument_is_judged(tmp_path: Path) -> None:
+    """One large value in a turn's call (a 40 MB argument: DuckDB reads it into a buffer of
+    64-256 MB whatever its cap) must not fail `evaluate`: the turns' calls are read inside the
+    last batch's transaction, where an out-of-memory error aborts it and cannot be retried
+    (decision 534). The request in turn 1 is confirmed in turn 2: the conversation passes."""
+    big = {"order_id": "W1", "reason": "x" * 40_000_000}
+    script = [("Please cancel W1.", [("c2", "request_cancel", big)]), SCRIPT[2]]
+    with _evaluate(tmp_path, script) as conn:
+        got = conn.execute("SELECT verdict, turns FROM conversation_results").fetchall()
+        assert got == [("PASS", 2)]
+        assert conn.execute("SELECT max(length(arguments_raw)) FROM tool_calls").fetchone()[0] > 40_000_000

@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from receiver import ServeProcess
-from scripted_server import LiveModel
+from scripted_live_model import LiveModel
 
 from traceladder.storage.db import Store
 

@@ -53,7 +53,7 @@ DUCKDB_MEMORY_ROOMY = "1GB"
 R = TypeVar("R")
 
 
-def _roomy(store: Store, read: Callable[[], R]) -> R:
+def roomy_read(store: Store, read: Callable[[], R]) -> R:
     """`read()` under the cap, or once more with room when DuckDB runs out of memory."""
     try:
         return read()
@@ -109,7 +109,7 @@ def evaluate_store(
     # One DuckDB thread: the reads are a small share of an evaluation (the ladder is the work),
     # and two threads' buffers outgrew the cap on 1M agent spans, forcing the roomy retry.
     with store.memory_limit(DUCKDB_MEMORY, threads=1):
-        roots, named = _roomy(store, partial(unit_roots, store, run_id, trace_ids))
+        roots, named = roomy_read(store, partial(unit_roots, store, run_id, trace_ids))
         ids = roots.column("trace_id")
         if run_id and not len(ids):
             raise UserError(f"no traces of run {run_id} in {store.path}")
@@ -177,7 +177,7 @@ class _Pass:
         definitions, and whether it is the last."""
         store, ids = self.store, self.ids
         for start in range(0, len(ids), BATCH_TRACES):
-            units = _roomy(store, partial(read_units_of, store, self.roots.slice(start, BATCH_TRACES)))
+            units = roomy_read(store, partial(read_units_of, store, self.roots.slice(start, BATCH_TRACES)))
             units = [u for u in units if self.live.sampling.keeps(u.trace_id, u.error)]
             if not units:
                 continue
@@ -197,8 +197,8 @@ class _Pass:
                     continue
             traced = [u.trace_id for u in units]
             keys = [u.definitions for u in units if u.definitions]
-            calls = _roomy(store, partial(read_call_table, store, traced))
-            sets = _roomy(store, partial(read_definition_sets, store, keys))
+            calls = roomy_read(store, partial(read_call_table, store, traced))
+            sets = roomy_read(store, partial(read_definition_sets, store, keys))
             yield (units, calls, sets), start + BATCH_TRACES >= len(ids)
 
     def with_reused(self, stream: Iterable[tuple[ResultTables, bool]]) -> Iterator[tuple[ResultTables, bool]]:
@@ -229,11 +229,17 @@ class _Pass:
         # The conversations of a batch of traces at a time: all of the store's at once held every
         # turn in memory (tests/evaluation/test_memory.py). A conversation spanning two batches is
         # judged again with the second, whole each time: its rows are replaced, never added twice.
-        for start in range(0, len(self.ids), BATCH_TRACES):
-            batch = self.ids.slice(start, BATCH_TRACES).to_pylist()
-            self.conversations.update(
-                judge_conversations(conn, batch, self.live.policies, self.conversation_idle_since, self.goals)
-            )
+        # With room from the start (decision 534): the turns' calls are read inside this
+        # transaction, where an out-of-memory error aborts it and `roomy_read` cannot retry, and one
+        # 40 MB argument needs a buffer of 64-256 MB whatever the cap; a batch's calls bound it.
+        with self.store.memory_limit(DUCKDB_MEMORY_ROOMY):
+            for start in range(0, len(self.ids), BATCH_TRACES):
+                batch = self.ids.slice(start, BATCH_TRACES).to_pylist()
+                self.conversations.update(
+                    judge_conversations(
+                        conn, batch, self.live.policies, self.conversation_idle_since, self.goals
+                    )
+                )
         sampling = self.live.sampling
         if not sampling.everything:  # so rates computed later know what a trace stands for
             record_sampling(conn, "evaluate", sampling.rate, sampling.keep_errors)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from traceladder.errors import UserError
+from traceladder.instrumentation import semconv as sc
 from traceladder.storage.db import Store, trace_id_table
 from traceladder.trace_facts import TraceFacts
 
@@ -35,8 +36,8 @@ Definitions = tuple[tuple[str, str | None, bool], ...]
 # is one, is authoritative for them and adds the
 # agent status. A trace of one of our own runs without a `case_runs` row is an attempt that never
 # finished (Ctrl-C, a failed write): `--resume` runs that case again, so it is not a unit.
-_ROOT_KEYS = ("traceladder.case.id", "traceladder.run.id", "traceladder.case.repeat", "traceladder.domain")
-_LEDGER_KEY = "traceladder.sandbox.ledger"
+_ROOT_KEYS = (sc.CASE_ID, sc.RUN_ID, sc.CASE_REPEAT, sc.DOMAIN)
+_LEDGER_KEY = sc.SANDBOX_LEDGER
 _ROOT_PATHS = ", ".join(f"'$.\"{key}\"'" for key in (*_ROOT_KEYS, _LEDGER_KEY))
 _ROOT_SPANS = """
 SELECT rowid FROM spans {only}

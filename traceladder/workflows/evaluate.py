@@ -14,7 +14,7 @@ from pathlib import Path
 from traceladder.errors import UserError
 from traceladder.evaluation import evaluate_store
 from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
-from traceladder.evaluation.evaluate import DUCKDB_MEMORY, EvaluationSummary
+from traceladder.evaluation.evaluate import DUCKDB_MEMORY, EvaluationSummary, roomy_read
 from traceladder.evaluation.policy_check import unseen_policy_sections
 from traceladder.evaluators.ladder import Ladder
 from traceladder.judge.choice import JudgeRequest, resolve_judge, simulated_runs
@@ -64,8 +64,10 @@ def evaluate(db: Path, request: EvaluateRequest) -> EvaluateResult:
     with open_store(db) as store:
         # Under evaluate's cap: uncapped, DuckDB kept every block of the attributes column it read
         # (~1.4 GB on 1M agent spans) for the rest of the command.
+        # Retried with room like every read of evaluate: one 40 MB attribute needs a 256 MB buffer
+        # whatever the cap (decision 534).
         with store.memory_limit(DUCKDB_MEMORY, threads=1):
-            models = read_run_models(store, request.run_id)
+            models = roomy_read(store, lambda: read_run_models(store, request.run_id))
         judge = resolve_judge(request.judge, simulated=simulated_runs(models))
         summary = evaluate_store(
             store, run_id=request.run_id, domain=request.domain, cases_path=request.cases_path,
