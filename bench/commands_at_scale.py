@@ -20,10 +20,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from measures import add_options, measure, reporting  # bench/measures.py
+from measures import add_options, measure, reporting, work_dir  # bench/measures.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SPANS_PER_TRACE = 4.5  # the bulk template's root + ~3.5 tool calls, measured when built
@@ -124,13 +123,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.spans = "2000"
-    with reporting(args):
-        if args.cache:
-            args.cache.mkdir(parents=True, exist_ok=True)
-            run(args, args.cache)
-        else:
-            with tempfile.TemporaryDirectory() as tmp:
-                run(args, Path(tmp))
+    with reporting(args), work_dir(args.cache) as where:
+        run(args, where)
 
 
 if __name__ == "__main__":

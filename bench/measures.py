@@ -23,6 +23,7 @@ import json
 import os
 import resource
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +38,18 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="stdout: one JSON result line per measure (prose goes to stderr)"
     )
+
+
+@contextlib.contextmanager
+def work_dir(cache: Path | None) -> Iterator[Path]:
+    """`--cache DIR` (created; kept, so a second run reuses what the first built), else a
+    temporary directory removed afterwards."""
+    if cache:
+        cache.mkdir(parents=True, exist_ok=True)
+        yield cache
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        yield Path(tmp)
 
 
 @contextlib.contextmanager

@@ -26,10 +26,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from measures import add_options, measure, reporting  # bench/measures.py
+from measures import add_options, measure, reporting, work_dir  # bench/measures.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -146,13 +145,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.requests, args.copies = 2, 1
-    with reporting(args):
-        if args.cache:
-            args.cache.mkdir(parents=True, exist_ok=True)
-            run(args, args.cache)
-        else:
-            with tempfile.TemporaryDirectory() as tmp:
-                run(args, Path(tmp))
+    with reporting(args), work_dir(args.cache) as where:
+        run(args, where)
 
 
 if __name__ == "__main__":
