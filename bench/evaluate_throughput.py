@@ -30,16 +30,16 @@ from workload import suite_calls  # bench/workload.py (bench scripts run with be
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from bulk_store import index_every_trace  # noqa: E402  (tests/bulk_store.py: the trace index rows)
 
-from traceladder.cases import load_cases
-from traceladder.domain.retail import load_retail_domain
-from traceladder.evaluation import evaluate_store
-from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
-from traceladder.evaluators.inputs import DomainRules, TraceInputs
-from traceladder.evaluators.ladder import Ladder
-from traceladder.evaluators.schema import SchemaRegistry
-from traceladder.evaluators.types import Call
-from traceladder.storage import Store
-from traceladder.storage.spans import SPAN_SCHEMA
+from traceladder.evaluate import evaluate_store
+from traceladder.evaluate.assemble import NO_LIVE_OPTIONS, LiveOptions
+from traceladder.evaluate.rungs.inputs import DomainRules, TraceInputs
+from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.evaluate.rungs.schema import SchemaRegistry
+from traceladder.evaluate.rungs.types import Call
+from traceladder.store import Store
+from traceladder.store.spans import SPAN_SCHEMA
+from traceladder.suite.cases import load_cases
+from traceladder.suite.domain.retail import load_retail_domain
 
 # Measured on this machine with the 1.x judge when issue 10 was filed (100k traces, default pool).
 PREVIOUS_TRACES_PER_S = 10_400
@@ -129,11 +129,11 @@ def stages(store: Store, live: LiveOptions = NO_LIVE_OPTIONS) -> dict[str, float
     the pool's size, so they bound the pool too. `live`: the open path's inputs (a policy)."""
     from dataclasses import replace
 
-    from traceladder.evaluation.assemble import build_context
-    from traceladder.evaluation.evaluate import BATCH_TRACES
-    from traceladder.evaluation.pool import SettleMemo, paused_gc, settle_batch
-    from traceladder.storage.readers import read_call_table, read_definition_sets, read_units
-    from traceladder.storage.results import append_result_batches
+    from traceladder.evaluate.assemble import build_context
+    from traceladder.evaluate.passes import BATCH_TRACES
+    from traceladder.evaluate.pool import SettleMemo, paused_gc, settle_batch
+    from traceladder.store.readers import read_call_table, read_definition_sets, read_units
+    from traceladder.store.results import append_result_batches
 
     cpu = {"read": 0.0, "settle": 0.0, "write": 0.0}
     ids = [r[0] for r in store.fetchall("SELECT DISTINCT trace_id FROM spans ORDER BY 1")]

@@ -20,9 +20,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from traceladder.storage import DuckDBSpanExporter, Store
-from traceladder.storage.spans import SPAN_COLUMNS, readable_span_columns, to_arrow
-from traceladder.storage.writes import write_spans
+from traceladder.store import DuckDBSpanExporter, Store
+from traceladder.store.spans import SPAN_COLUMNS, readable_span_columns, to_arrow
+from traceladder.store.writes import write_spans
 
 # The plain insert names its columns: the spans table has more than the Arrow rows (columns a
 # migration added), so an insert by position would put values in the wrong columns or fail.

@@ -1,4 +1,4 @@
-"""Extraction cost: `traceladder.conventions.extract_trace` in µs per span, on agent-shaped traces.
+"""Extraction cost: `traceladder.extract.conventions.extract_trace` in µs per span, on agent-shaped traces.
 
 * producers — every real capture in tests/fixtures/producers, replicated with fresh span and
   record ids (one trace per copy), per producer, next to the cost of decoding the same spans from
@@ -33,8 +33,8 @@ from pathlib import Path
 import duckdb
 from measures import add_options, measure, reporting  # bench/measures.py
 
-from traceladder.conventions import LogView, SpanView, extract_trace
-from traceladder.otlp import decode_logs, decode_traces
+from traceladder.decode import decode_logs, decode_traces
+from traceladder.extract.conventions import LogView, SpanView, extract_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCERS = ROOT / "tests" / "fixtures" / "producers"

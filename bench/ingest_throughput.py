@@ -4,8 +4,8 @@ ingester in the same run.
 Workload: the agent-shaped spans of tests/otlp_workload.py (real OTel SDK, ~3.2 KB of protobuf per
 span), 512 per request, written as OTLP/JSON lines the way the Collector's file exporter does.
 
-* ingest: the real code path (`traceladder.ingest.run.ingest`): the one OTLP/JSON decoder
-  (`otlp.decode`, the receiver's), rows written in bulk, the extraction stage deriving the calls.
+* ingest: the real code path (`traceladder.receive.ingest.run.ingest`): the one OTLP/JSON decoder
+  (`decode.bodies`, the receiver's), rows written in bulk, the extraction stage deriving the calls.
   Also shown: the decode step alone.
 * naive: json_format.Parse per request (ids fixed from hex first), per-span Python to rows, one
   insert per request; tool calls derived by the same code.
@@ -39,15 +39,15 @@ sys.path.insert(0, str(ROOT / "tests"))
 import otlp_workload  # noqa: E402
 from measures import add_options, cpu_seconds, measure, reporting  # noqa: E402 - bench/measures.py
 
-from traceladder.ingest.run import ingest  # noqa: E402
-from traceladder.otlp.decode import decode_traces  # noqa: E402
-from traceladder.otlp.otlp_json import trace_request  # noqa: E402
-from traceladder.otlp.protobuf import decode_trace_request  # noqa: E402
-from traceladder.storage.db import Store  # noqa: E402
-from traceladder.storage.fold import fold_pending  # noqa: E402
-from traceladder.storage.segments import SegmentWriter, segment_root  # noqa: E402
-from traceladder.storage.spans import SPAN_COLUMNS  # noqa: E402
-from traceladder.storage.writes import write_batch  # noqa: E402
+from traceladder.decode.bodies import decode_traces  # noqa: E402
+from traceladder.decode.otlp_json import trace_request  # noqa: E402
+from traceladder.decode.protobuf import decode_trace_request  # noqa: E402
+from traceladder.receive.ingest.run import ingest  # noqa: E402
+from traceladder.store.db import Store  # noqa: E402
+from traceladder.store.fold import fold_pending  # noqa: E402
+from traceladder.store.segments import SegmentWriter, segment_root  # noqa: E402
+from traceladder.store.spans import SPAN_COLUMNS  # noqa: E402
+from traceladder.store.writes import write_batch  # noqa: E402
 
 
 def naive(lines: list[bytes], db: Path) -> float:
@@ -278,14 +278,14 @@ def _decoders(lines: list[bytes]) -> dict[str, float]:
 
 _CHILD = """
 import resource, sys, time
-from traceladder.ingest.run import ingest
-from traceladder.storage.db import Store
+from traceladder.receive.ingest.run import ingest
+from traceladder.store.db import Store
 with Store(sys.argv[1]) as store:
     summary = ingest(store, [sys.argv[2]])
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(summary.new_spans, usage.ru_utime + usage.ru_stime)
 """
-_IMPORTS = "import resource; import traceladder.ingest.run, traceladder.storage.db; u = resource.getrusage(resource.RUSAGE_SELF); print(u.ru_utime + u.ru_stime)"
+_IMPORTS = "import resource; import traceladder.receive.ingest.run, traceladder.store.db; u = resource.getrusage(resource.RUSAGE_SELF); print(u.ru_utime + u.ru_stime)"
 
 
 def _against(ref: str, path: Path, tmp: Path) -> float:

@@ -22,18 +22,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate_throughput import report_stages, stages, synthesize  # noqa: E402 - a sibling script
 from measures import add_options, measure, reporting  # noqa: E402 - bench/measures.py
 
-from traceladder.domain.retail import load_retail_domain  # noqa: E402
-from traceladder.evaluation import evaluate_store  # noqa: E402
-from traceladder.evaluation.assemble import LiveOptions  # noqa: E402
-from traceladder.evaluation.policy_file import load_policy  # noqa: E402
-from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp  # noqa: E402
-from traceladder.live.watch import WatchOptions, judge_due  # noqa: E402
-from traceladder.storage import Store  # noqa: E402
-from traceladder.storage.derived import (
+from traceladder.evaluate import evaluate_store  # noqa: E402
+from traceladder.evaluate.assemble import LiveOptions  # noqa: E402
+from traceladder.evaluate.policy_file import load_policy  # noqa: E402
+from traceladder.extract.version import EXTRACTION_VERSION, conventions_stamp  # noqa: E402
+from traceladder.store import Store  # noqa: E402
+from traceladder.store.derived import (
     TRACE_FACT_SCHEMA,  # noqa: E402
     Stamp,  # noqa: E402
 )
-from traceladder.storage.trace_index import index_traces  # noqa: E402
+from traceladder.store.trace_index import index_traces  # noqa: E402
+from traceladder.suite.domain.retail import load_retail_domain  # noqa: E402
+from traceladder.workflows.watch import WatchOptions, judge_due  # noqa: E402
 
 POLICY = """
 [defaults]

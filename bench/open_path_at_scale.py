@@ -37,8 +37,8 @@ import sys
 sys.path.insert(0, sys.argv[4])
 from pathlib import Path
 import otlp_workload
-from traceladder.ingest.run import ingest
-from traceladder.storage import Store
+from traceladder.receive.ingest.run import ingest
+from traceladder.store import Store
 db, requests, copies = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 lines = [otlp_workload.to_otlp_json(b) for b in otlp_workload.make_requests(requests, seed=7)]
 src = db.with_suffix(".jsonl")
@@ -74,8 +74,8 @@ con.execute("SELECT count(*), count(DISTINCT trace_id) FROM spans").fetchall()
 # checkout's code is measured unchanged).
 LAUNCH = """
 import atexit, sys
-from traceladder.evaluation import evaluate
-from traceladder.storage.db import Store
+from traceladder.evaluate import passes as evaluate
+from traceladder.store.db import Store
 limit, roomy = Store.memory_limit, []
 def counting(self, size, **kw):
     if size == evaluate.DUCKDB_MEMORY_ROOMY:

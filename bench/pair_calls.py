@@ -25,14 +25,14 @@ from collections.abc import Callable, Sequence
 from measures import add_options, measure, reporting  # bench/measures.py
 from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
-from traceladder.cases import load_cases
-from traceladder.domain.retail import load_retail_domain
-from traceladder.evaluators.analysis import compiled_expected
-from traceladder.evaluators.assignment import max_weight_assignment
-from traceladder.evaluators.compare import exact_equal
-from traceladder.evaluators.matching import CompiledExpected, Pairing, _best_ordered, pair_calls
-from traceladder.evaluators.schema import SchemaRegistry
-from traceladder.evaluators.types import ArgDiff, Call
+from traceladder.evaluate.rungs.analysis import compiled_expected
+from traceladder.evaluate.rungs.assignment import max_weight_assignment
+from traceladder.evaluate.rungs.compare import exact_equal
+from traceladder.evaluate.rungs.matching import CompiledExpected, Pairing, _best_ordered, pair_calls
+from traceladder.evaluate.rungs.schema import SchemaRegistry
+from traceladder.evaluate.rungs.types import ArgDiff, Call
+from traceladder.suite.cases import load_cases
+from traceladder.suite.domain.retail import load_retail_domain
 
 
 def previous_diffs(compiled: CompiledExpected, call: Call) -> tuple[ArgDiff, ...]:

@@ -30,16 +30,16 @@ import pyarrow as pa
 from measures import add_options, measure, reporting  # bench/measures.py
 from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
-from traceladder.cases import load_cases
-from traceladder.evaluation.executors import DaskExecutor, InProcess
-from traceladder.evaluation.shards import ShardJob, evaluate_source, settle_shard
-from traceladder.span_sources.clickhouse import parse_clickhouse
-from traceladder.span_sources.parquet import ParquetSource, export_parquet
-from traceladder.span_sources.store import StoreSource
-from traceladder.storage import Store
-from traceladder.storage.results import write_result_batches
-from traceladder.storage.spans import SPAN_SCHEMA
-from traceladder.storage.writes import write_batch
+from traceladder.evaluate.executors import DaskExecutor, InProcess
+from traceladder.evaluate.shards import ShardJob, evaluate_source, settle_shard
+from traceladder.receive.span_sources.clickhouse import parse_clickhouse
+from traceladder.receive.span_sources.parquet import ParquetSource, export_parquet
+from traceladder.receive.span_sources.store import StoreSource
+from traceladder.store import Store
+from traceladder.store.results import write_result_batches
+from traceladder.store.spans import SPAN_SCHEMA
+from traceladder.store.writes import write_batch
+from traceladder.suite.cases import load_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 

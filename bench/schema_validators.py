@@ -25,8 +25,8 @@ from typing import Any
 
 from measures import add_options, measure, reporting  # bench/measures.py
 
-from traceladder.domain.registry import load_domain
-from traceladder.evaluators.untrusted_schema import compile_schema, schema_errors
+from traceladder.evaluate.rungs.untrusted_schema import compile_schema, schema_errors
+from traceladder.suite.domain.registry import load_domain
 
 
 def calls(repeat: int) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, dict[str, Any]]]]:
@@ -66,8 +66,8 @@ def main() -> int:
 def _run(args: argparse.Namespace) -> int:
     from jsonschema import Draft202012Validator
 
-    from traceladder.evaluators.schema import SchemaRegistry
-    from traceladder.evaluators.types import Call
+    from traceladder.evaluate.rungs.schema import SchemaRegistry
+    from traceladder.evaluate.rungs.types import Call
 
     domain = load_domain("retail")
     schemas = domain.tool_schemas

@@ -42,9 +42,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 import otlp_workload  # noqa: E402
 from measures import add_options, cpu_seconds, measure, reporting  # noqa: E402 - bench/measures.py
 
-from traceladder.storage.db import Store  # noqa: E402
-from traceladder.storage.spans import SPAN_SCHEMA  # noqa: E402
-from traceladder.storage.writes import write_batch  # noqa: E402
+from traceladder.store.db import Store  # noqa: E402
+from traceladder.store.spans import SPAN_SCHEMA  # noqa: E402
+from traceladder.store.writes import write_batch  # noqa: E402
 
 KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from measures import add_options, measure, reporting  # bench/measures.py
 
-from traceladder.agent.client import choose_model
-from traceladder.agent.config import AgentConfig
-from traceladder.agent.runner import RunOptions, run_suite
-from traceladder.cases import load_cases
-from traceladder.domain.retail import load_retail_domain
-from traceladder.storage import Store
+from traceladder.produce.agent.client import choose_model
+from traceladder.produce.agent.config import AgentConfig
+from traceladder.produce.agent.runner import RunOptions, run_suite
+from traceladder.store import Store
+from traceladder.suite.cases import load_cases
+from traceladder.suite.domain.retail import load_retail_domain
 
 SMOKE_CASES = ("fc-d4-001",)
 

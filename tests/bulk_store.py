@@ -12,12 +12,12 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from traceladder.cases import load_cases
-from traceladder.extraction import STAGE
-from traceladder.storage import Store
-from traceladder.storage.derived import TRACE_FACT_SCHEMA
-from traceladder.storage.settings import conventions_setting
-from traceladder.storage.trace_index import index_traces
+from traceladder.extract import STAGE
+from traceladder.store import Store
+from traceladder.store.derived import TRACE_FACT_SCHEMA
+from traceladder.store.settings import conventions_setting
+from traceladder.store.trace_index import index_traces
+from traceladder.suite.cases import load_cases
 
 READS = [("get_user", {"user_id": "U101"}), ("list_orders", {"user_id": "U102"}),
          ("get_return_policy", {}), ("get_order", {"order_id": "W444"})]  # fmt: skip

@@ -21,7 +21,7 @@ from forked_cli import run_cli  # noqa: E402  (tests/ is on sys.path, see above)
 from inprocess_cli import run_in_process
 from shared_suites import shared_suite
 
-from traceladder.domain.retail.domain import load_retail_domain
+from traceladder.suite.domain.retail.domain import load_retail_domain
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,9 +69,9 @@ def body(outcome):
 
 def judge_case(case, calls, domain, *, agent_error=None, ladder=None):
     """One trace of one case through the real ladder, as the evaluation layer assembles it."""
-    from traceladder.evaluators.inputs import DomainRules, TraceInputs
-    from traceladder.evaluators.ladder import Ladder
-    from traceladder.evaluators.schema import SchemaRegistry
+    from traceladder.evaluate.rungs.inputs import DomainRules, TraceInputs
+    from traceladder.evaluate.rungs.ladder import Ladder
+    from traceladder.evaluate.rungs.schema import SchemaRegistry
 
     inputs = TraceInputs(
         "0" * 32, tuple(calls), case, SchemaRegistry(domain.tool_schemas, f"domain:{domain.name}"),

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 HOSTILE_TOOL = "<script>alert('tool')</script>"
 HOSTILE_TEXT = "</script><script>alert('text')</script><!--"
 HOSTILE_ARG = '<img src=x onerror="alert(1)">'
-CASES_FILE = ROOT / "traceladder" / "domain" / "retail" / "data" / "retail_fc.jsonl"
+CASES_FILE = ROOT / "traceladder" / "suite" / "domain" / "retail" / "data" / "retail_fc.jsonl"
 
 
 def instruction(case_id: str) -> str:

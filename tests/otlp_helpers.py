@@ -9,9 +9,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from traceladder.otlp import DecodedBatch, decode_traces
-from traceladder.otlp.otlp_json import trace_request
-from traceladder.otlp.protobuf import decode_trace_request
+from traceladder.decode import DecodedBatch, decode_traces
+from traceladder.decode.otlp_json import trace_request
+from traceladder.decode.protobuf import decode_trace_request
 
 PB = "application/x-protobuf"
 JS = "application/json"

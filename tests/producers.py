@@ -42,7 +42,7 @@ def expected_calls(path: Path) -> list[tuple[Any, ...]]:
 
 def trace_id(path: Path) -> str:
     """The trace the scenario recorded (each capture is one agent run: one trace)."""
-    from traceladder.otlp import decode_traces
+    from traceladder.decode import decode_traces
 
     body = sorted(path.glob("traces-*.pb"))[0].read_bytes()
     (only,) = set(decode_traces(body, "application/x-protobuf").table.column("trace_id").to_pylist())

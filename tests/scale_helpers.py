@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 from conftest import ROOT, cli
 
-from traceladder.span_sources.shard import shard_of
+from traceladder.receive.span_sources.shard import shard_of
 
 _BUILT: dict[str, Path] = {}
 _HELP: dict[str, str] = {}

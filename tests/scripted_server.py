@@ -205,15 +205,15 @@ class ModelServer(ScriptedServer):
         always_fail: set[str] | None = None,
         override: Callable[[dict[str, Any]], Reply | None] | None = None,
     ) -> None:
-        from traceladder.agent.sim import SimModel, SimSpec
-        from traceladder.cases import load_cases
+        from traceladder.produce.agent.sim import SimModel, SimSpec
+        from traceladder.suite.cases import load_cases
 
         if domain is None:
-            from traceladder.domain.retail import load_retail_domain
+            from traceladder.suite.domain.retail import load_retail_domain
 
             loaded = load_retail_domain()
         else:
-            from traceladder.domain.declarative import load_directory
+            from traceladder.suite.domain.declarative import load_directory
 
             loaded = load_directory(domain)
         self.sim = SimModel(SimSpec("oracle", frozenset()), load_cases(loaded, cases), loaded)

@@ -15,8 +15,8 @@ def _attr(key: str, value: object) -> dict:
 
 
 def _golden() -> dict[str, tuple[str, dict]]:
-    from traceladder.cases import load_cases
-    from traceladder.domain.registry import load_domain
+    from traceladder.suite.cases import load_cases
+    from traceladder.suite.domain.registry import load_domain
 
     return {
         c.id: (c.calls[0].tool, c.calls[0].params) for c in load_cases(load_domain("retail")) if c.id in CASES

@@ -1,6 +1,6 @@
 """What a trace says about itself besides its calls: where it ran and how long it took.
 
-Read from the trace index by storage (`storage.readers`), carried to the rungs in `TraceInputs`
+Read from the trace index by storage (`store.readers`), carried to the rungs in `TraceInputs`
 (the invariant rung reads the step budget and latency from it). Plain data with no dependencies, so
 storage and the evaluators share it without either importing the other, and it travels to worker
 processes with the calls.

@@ -12,13 +12,13 @@ import openai
 from opentelemetry.sdk.trace import TracerProvider
 
 from tests.conftest import cli
-from traceladder.agent.client import choose_model
-from traceladder.agent.config import AgentConfig, RetryPolicy
-from traceladder.agent.loop import Endpoint, run_case
-from traceladder.agent.retry import retry_after_seconds
-from traceladder.agent.runner import RunOptions, run_suite
-from traceladder.cases import load_cases
-from traceladder.storage import Store
+from traceladder.produce.agent.client import choose_model
+from traceladder.produce.agent.config import AgentConfig, RetryPolicy
+from traceladder.produce.agent.loop import Endpoint, run_case
+from traceladder.produce.agent.retry import retry_after_seconds
+from traceladder.produce.agent.runner import RunOptions, run_suite
+from traceladder.store import Store
+from traceladder.suite.cases import load_cases
 
 
 def scripted_client(responses: list[dict]) -> tuple[openai.OpenAI, list[dict]]:

@@ -13,11 +13,11 @@ import pytest
 
 from tests.conftest import ROOT, as_foreground, cli, rows
 from tests.scripted_server import ModelServer, OtlpCollector
-from traceladder.agent.client import choose_model
-from traceladder.agent.config import AgentConfig
-from traceladder.agent.runner import RunOptions, run_suite
-from traceladder.cases import load_cases
-from traceladder.storage import Store
+from traceladder.produce.agent.client import choose_model
+from traceladder.produce.agent.config import AgentConfig
+from traceladder.produce.agent.runner import RunOptions, run_suite
+from traceladder.store import Store
+from traceladder.suite.cases import load_cases
 
 SECRET = "sk-traceladder-test-SECRET-4242"
 
@@ -178,7 +178,7 @@ def test_spans_also_reach_an_otlp_collector(tmp_path):
 
 
 def test_max_steps_ends_the_case_as_agent_error(tmp_path, retail):
-    from traceladder.agent.sim.plans import build_fault
+    from traceladder.produce.agent.sim.plans import build_fault
 
     case = next(c for c in load_cases() if c.id == "fc-d1-001")
     assert build_fault(case, retail, "endless_loop").label["verdict"] == "AGENT_ERROR"
@@ -193,7 +193,7 @@ def test_max_steps_ends_the_case_as_agent_error(tmp_path, retail):
 
 
 def _fault(retail, case, seed):
-    from traceladder.agent.sim.plans import faulty_plan
+    from traceladder.produce.agent.sim.plans import faulty_plan
 
     return faulty_plan(case, retail, seed).label["fault"]
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from traceladder.domain.retail.domain import read_data_files
+from traceladder.suite.domain.retail.domain import read_data_files
 
 ADDRESS = {
     "recipient": "李伟",

@@ -10,10 +10,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
-from traceladder.agent.client import build_client, choose_model
-from traceladder.agent.config import AgentConfig
-from traceladder.agent.loop import run_case
-from traceladder.cases import load_cases
+from traceladder.produce.agent.client import build_client, choose_model
+from traceladder.produce.agent.config import AgentConfig
+from traceladder.produce.agent.loop import run_case
+from traceladder.suite.cases import load_cases
 
 
 class SequentialIds(IdGenerator):
@@ -177,8 +177,8 @@ def test_d4_chain_span_tree_is_exact(retail):
 
 
 def test_failed_tool_call_is_an_error_span_with_raw_arguments(retail):
-    from traceladder.agent.messages import ToolCallRequest
-    from traceladder.agent.tool_execution import execute_tool_call
+    from traceladder.produce.agent.messages import ToolCallRequest
+    from traceladder.produce.agent.tool_execution import execute_tool_call
 
     memory = InMemorySpanExporter()
     provider = TracerProvider(id_generator=SequentialIds())

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, cli
-from traceladder.cases import input_hashes, load_cases
-from traceladder.cases.coverage import coverage_markdown
-from traceladder.cases.validator import validate_suite as validate_in
-from traceladder.domain.retail import load_retail_domain
-from traceladder.domain.retail.suite import CATEGORIES
+from traceladder.suite.cases import input_hashes, load_cases
+from traceladder.suite.cases.coverage import coverage_markdown
+from traceladder.suite.cases.validator import validate_suite as validate_in
+from traceladder.suite.domain.retail import load_retail_domain
+from traceladder.suite.domain.retail.suite import CATEGORIES
 
 
 def shipped_suite_path() -> Path:

@@ -10,7 +10,7 @@ from tests.conftest import cli
 
 
 def copy_data(tmp_path):
-    src = resources.files("traceladder.domain.retail") / "data"
+    src = resources.files("traceladder.suite.domain.retail") / "data"
     for name in ("tools.json", "fixtures.json", "policy.json", "system_prompt.txt"):
         shutil.copyfile(str(src / name), tmp_path / name)
     return tmp_path
@@ -68,7 +68,7 @@ def test_missing_data_file_is_a_one_line_error(tmp_path):
 def test_whitelist_must_name_read_only_tools(retail):
     from dataclasses import replace
 
-    from traceladder.domain.validate import validate_domain
+    from traceladder.suite.domain.validate import validate_domain
 
     broken = replace(retail, default_whitelist=("get_user", "request_cancel"))
     assert validate_domain(broken) == ["whitelist: 'request_cancel' is not a read-only tool"]

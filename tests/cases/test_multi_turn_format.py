@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cli
 
-from traceladder.cases.model import Case
+from traceladder.suite.cases.model import Case
 
 SEARCH = {"tool": "search_flights", "params": {"origin": "SFO", "destination": "JFK", "date": "2026-11-02"}}
 BOOK = {"tool": "book_flight", "params": {"flight_id": "UA-512"}}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import traceladder
 
-SHIPPED = Path(traceladder.__file__).parent / "domain" / "retail" / "data" / "retail_fc.jsonl"
+SHIPPED = Path(traceladder.__file__).parent / "suite" / "domain" / "retail" / "data" / "retail_fc.jsonl"
 
 # Runs `python -m traceladder ARGS…` in this process, counting every open() of the suite file.
 COUNTING = r"""

@@ -12,7 +12,7 @@ from conftest import cli
 
 def test_the_cli_starts_without_the_openai_library():
     code = (
-        "import sys; import traceladder.cli.main, traceladder.agent.config; "
+        "import sys; import traceladder.cli.main, traceladder.produce.agent.config; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'openai', 'httpx2'}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -20,12 +20,12 @@ def test_the_cli_starts_without_the_openai_library():
 
 
 def test_the_agent_package_still_exports_the_runner():
-    import traceladder.agent
-    from traceladder.agent import runner
+    import traceladder.produce.agent
+    from traceladder.produce.agent import runner
 
-    assert traceladder.agent.run_suite is runner.run_suite
-    assert traceladder.agent.RunOptions is runner.RunOptions
-    assert traceladder.agent.RunSummary is runner.RunSummary
+    assert traceladder.produce.agent.run_suite is runner.run_suite
+    assert traceladder.produce.agent.RunOptions is runner.RunOptions
+    assert traceladder.produce.agent.RunSummary is runner.RunSummary
 
 
 # What a command imports at start-up, run for real in a fresh interpreter: the heavy libraries
@@ -61,12 +61,12 @@ def test_version_imports_no_command_and_no_heavy_library():
 
 
 def test_sql_select_1_imports_only_its_command_and_no_heavy_library(tmp_path):
-    from traceladder.storage import Store
+    from traceladder.store import Store
 
     db = tmp_path / "s.duckdb"
     with Store(db):
         pass
-    watch = HEAVY + OURS_HEAVY + ("traceladder.domain", "traceladder.evaluators")
+    watch = HEAVY + OURS_HEAVY + ("traceladder.suite.domain", "traceladder.evaluate.rungs")
     assert loaded_by("sql", "--db", str(db), "SELECT 1", watch=watch) == (0, [], ["traceladder.cli.sql_cmd"])
 
 
@@ -74,11 +74,11 @@ def test_sql_select_1_imports_only_its_command_and_no_heavy_library(tmp_path):
 # jsonschema-rs), the case loader and validator, the declarative domain builder (jsonschema,
 # tomllib). Reading a stored run needs none of them.
 OURS_HEAVY = (
-    "traceladder.evaluators.analysis",
-    "traceladder.evaluators.schema",
-    "traceladder.cases.loader",
-    "traceladder.cases.validator",
-    "traceladder.domain.declarative",
+    "traceladder.evaluate.rungs.analysis",
+    "traceladder.evaluate.rungs.schema",
+    "traceladder.suite.cases.loader",
+    "traceladder.suite.cases.validator",
+    "traceladder.suite.domain.declarative",
 )
 
 
@@ -110,7 +110,7 @@ def test_gate_on_a_pass_rate_imports_no_report_no_domain_no_rich_and_no_heavy_li
     the case model), its renderers (rich, ElementTree) and the baseline's reader load only for
     --junit and --baseline."""
     watch = HEAVY + OURS_HEAVY + (
-        "rich", "xml.etree", "traceladder.domain", "traceladder.workflows.report_files",
+        "rich", "xml.etree", "traceladder.suite.domain", "traceladder.workflows.report_files",
         "traceladder.workflows.baseline_files",
     )  # fmt: skip
     assert loaded_by("gate", "--db", str(one_run), "--min-pass-rate", "0", watch=watch) == (

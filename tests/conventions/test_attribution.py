@@ -11,7 +11,7 @@ import pytest
 from test_conventions import expected, load  # tests/ is on sys.path under pytest (no package)
 from test_conventions_edges import basics, chat_spans, truth
 
-from traceladder.conventions import extract_trace
+from traceladder.extract.conventions import extract_trace
 
 FIXTURES = ["openinference/parallel", "otel-openai-v2-experimental/parallel", "otel-genai-openai/parallel"]
 

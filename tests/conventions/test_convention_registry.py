@@ -18,7 +18,7 @@ import duckdb
 
 from tests.conftest import ROOT, cli
 from tests.otlp_helpers import req_json, span_json
-from traceladder.conventions import SpanView, registry
+from traceladder.extract.conventions import SpanView, registry
 
 FIXTURES = ROOT / "tests" / "fixtures"
 TOY = str(ROOT / "tests" / "plugins" / "toy_convention")

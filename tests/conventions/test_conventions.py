@@ -1,4 +1,4 @@
-"""`traceladder.conventions.extract_trace` against real producer captures.
+"""`traceladder.extract.conventions.extract_trace` against real producer captures.
 
 Every producer × scenario × wire format in tests/fixtures/producers is decoded with the project's
 own OTLP decoder and must give the calls and tool definitions of its expected.json. The helpers
@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import traceladder.conventions
-from traceladder.conventions import LogView, SpanView, TraceExtraction, extract_trace
-from traceladder.otlp import decode_logs, decode_traces
+import traceladder.extract.conventions
+from traceladder.decode import decode_logs, decode_traces
+from traceladder.extract.conventions import LogView, SpanView, TraceExtraction, extract_trace
 
 PRODUCERS = Path(__file__).resolve().parents[1] / "fixtures" / "producers"
 FIXTURES = sorted(
@@ -37,7 +37,7 @@ PROTOBUF, JSON = "application/x-protobuf", "application/json"
 
 
 def span_views(table: Any) -> list[SpanView]:
-    """Decoded span rows (`traceladder.otlp` Arrow table) → views, as the store hands them over."""
+    """Decoded span rows (`traceladder.decode` Arrow table) → views, as the store hands them over."""
     return [
         SpanView(
             r["span_id"],
@@ -319,14 +319,14 @@ def test_every_span_twice_gives_the_same_result(fixture):
 
 
 def test_public_names_are_pinned():
-    assert traceladder.conventions.__all__ == [
+    assert traceladder.extract.conventions.__all__ == [
         "ExtractedCall", "LogView", "SpanView", "ToolDefinition", "TraceExtraction", "extract_trace",
     ]  # fmt: skip
 
 
 def test_extraction_is_pure():
     code = (
-        "import sys, traceladder.conventions; "
+        "import sys, traceladder.extract.conventions; "
         "print([m for m in sys.modules if m.split('.')[0] in ('duckdb', 'opentelemetry', 'pyarrow')])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from test_conventions import expected, load, rewrite  # tests/ is on sys.path under pytest (no package)
 
-from traceladder.conventions import SpanView, TraceExtraction, extract_trace
+from traceladder.extract.conventions import SpanView, TraceExtraction, extract_trace
 
 
 def is_chat(span: SpanView) -> bool:

@@ -9,7 +9,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceladder.conventions import ExtractedCall, LogView, SpanView, extract_trace
+from traceladder.extract.conventions import ExtractedCall, LogView, SpanView, extract_trace
 
 _KEYS = [
     "gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",

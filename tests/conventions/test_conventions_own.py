@@ -3,7 +3,7 @@ derived before it existed — one call per execute_tool span, ordered by (start_
 the span's tool name, call id, raw arguments, result (else the error payload), status and error
 type. Differential: the real suite on both simulated models, into a temporary DuckDB store; the
 reference is computed by SQL from each span's materialised tool columns
-(`traceladder.storage.normalize.tool_columns`), independently of the extraction.
+(`traceladder.store.normalize.tool_columns`), independently of the extraction.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import duckdb
 import pytest
 from conftest import cli  # tests/ is on sys.path under pytest (no package)
 
-from traceladder.conventions import SpanView, extract_trace
+from traceladder.extract.conventions import SpanView, extract_trace
 
 # What the store derived from execute_tool spans alone (tool_calls before traces from anywhere).
 REFERENCE = """

@@ -25,7 +25,7 @@ import pytest
 
 from tests.conftest import cli
 from tests.conventions.test_conventions import decode
-from traceladder.conventions import ExtractedCall, ToolDefinition, extract_trace
+from traceladder.extract.conventions import ExtractedCall, ToolDefinition, extract_trace
 
 FRAMEWORKS = Path(__file__).resolve().parents[1] / "fixtures" / "frameworks"
 FIXTURES = sorted(str(p.parent.relative_to(FRAMEWORKS)) for p in FRAMEWORKS.glob("*/*/expected.json"))
@@ -107,7 +107,7 @@ def _bodies(fixture: str, signal: str) -> list[tuple[bytes, str]]:
 def traces(fixture: str) -> list[tuple[list[ExtractedCall], list[ToolDefinition]]]:
     """Each trace of the capture extracted on its own, in start order (LangGraph with OpenLLMetry
     writes `create_agent` as a trace of its own; MCP a stray `notifications/initialized` one)."""
-    from traceladder.otlp import decode_traces
+    from traceladder.decode import decode_traces
 
     spans, logs = decode(_bodies(fixture, "traces"), _bodies(fixture, "logs"))
     trace_of: dict[str, str] = {}

@@ -16,9 +16,9 @@ import re
 
 from tests.conventions.test_conventions import load
 from tests.producers import FIXTURES, expected_calls
-from traceladder.conventions import extract_trace
-from traceladder.conventions.merge import one_per_id
-from traceladder.conventions.views import ExtractedCall
+from traceladder.extract.conventions import extract_trace
+from traceladder.extract.conventions.merge import one_per_id
+from traceladder.extract.conventions.views import ExtractedCall
 
 _MESSAGE = re.compile(r"^llm\.input_messages\.(\d+)\.(.*)$")
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from traceladder.conventions.frameworks.openai_responses import constructor_repr
+from traceladder.extract.conventions.frameworks.openai_responses import constructor_repr
 
 
 def test_a_pydantic_repr_is_read_as_literals_and_nothing_in_it_runs(tmp_path):
@@ -32,7 +32,7 @@ def test_what_is_not_a_constructor_repr_is_nothing():
 def test_a_tools_file_in_anthropic_format_gives_its_input_schema(tmp_path):
     """`--tools` with Anthropic's definitions (what `anthropic-*` requests send): the schema is
     `input_schema`; read as no schema, every call would pass rung 1."""
-    from traceladder.evaluation.trace_schemas import load_tools_file
+    from traceladder.evaluate.trace_schemas import load_tools_file
 
     schema = {"type": "object", "properties": {"party_size": {"type": "integer"}}, "required": ["party_size"]}
     path = tmp_path / "tools.json"
@@ -41,7 +41,7 @@ def test_a_tools_file_in_anthropic_format_gives_its_input_schema(tmp_path):
 
 
 def test_litellm_raw_choices_are_read_as_literals_only(tmp_path):
-    from traceladder.conventions.frameworks.litellm import raw_choice_calls
+    from traceladder.extract.conventions.frameworks.litellm import raw_choice_calls
 
     marker = tmp_path / "ran"
     call = "{'id': 'call_1', 'function': {'arguments': '{}', 'name': 'x'}, 'type': 'function'}"
@@ -103,7 +103,7 @@ def test_vercel_ai_without_recorded_content_reads_its_calls_by_id_and_never_judg
 def test_a_tools_file_in_bedrock_converse_format_gives_its_input_schema_json(tmp_path):
     """`--tools` with a Bedrock `toolConfig` (what boto3's converse takes; the botocore
     instrumentation records no definitions, so this is how a user supplies them)."""
-    from traceladder.evaluation.trace_schemas import load_tools_file
+    from traceladder.evaluate.trace_schemas import load_tools_file
 
     schema = {"type": "object", "properties": {"party_size": {"type": "integer"}}, "required": ["party_size"]}
     path = tmp_path / "tools.json"
@@ -119,7 +119,7 @@ def test_a_tools_file_with_gemini_declarations_gives_their_schemas(tmp_path):
     Schema it means. Read as no schema, every call would pass rung 1."""
     from pathlib import Path
 
-    from traceladder.evaluation.trace_schemas import load_tools_file
+    from traceladder.evaluate.trace_schemas import load_tools_file
 
     capture = Path(__file__).resolve().parents[1] / "fixtures/frameworks/google-genai/chain-plain"
     sent = json.loads((capture / "model-requests.json").read_text())[0]
@@ -144,7 +144,7 @@ def test_a_tools_file_with_gemini_declarations_gives_their_schemas(tmp_path):
 
 def test_a_tools_file_with_a_nameless_gemini_declaration_is_one_clear_error(tmp_path):
     from traceladder.errors import UserError
-    from traceladder.evaluation.trace_schemas import load_tools_file
+    from traceladder.evaluate.trace_schemas import load_tools_file
 
     path = tmp_path / "gemini.json"
     for document, says in [
@@ -159,8 +159,8 @@ def test_a_tools_file_with_a_nameless_gemini_declaration_is_one_clear_error(tmp_
 def test_llamaindex_step_outputs_that_are_not_a_model_response_give_no_calls():
     """Only a `BaseWorkflowAgent.task` step whose output is JSON `{"response": …tool_calls…}` is a
     response; anything else (broken JSON, a Python repr, another step) gives nothing, never raises."""
-    from traceladder.conventions.frameworks.llamaindex import CONVENTION, response_calls
-    from traceladder.conventions.views import SpanView
+    from traceladder.extract.conventions.frameworks.llamaindex import CONVENTION, response_calls
+    from traceladder.extract.conventions.views import SpanView
 
     call = '{"id": "call_1", "function": {"name": "x", "arguments": "{\\"a\\": 1"}}'
     good = f'{{"response": {{"role": "assistant", "additional_kwargs": {{"tool_calls": [{call}]}}}}}}'

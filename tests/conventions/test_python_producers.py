@@ -14,7 +14,7 @@ import pytest
 
 from tests.conventions.test_conventions import decode
 from tests.conventions.test_frameworks import FIXTURES, FRAMEWORKS, _bodies, calls_of, expected
-from traceladder.conventions import SpanView, extract_trace
+from traceladder.extract.conventions import SpanView, extract_trace
 
 BEDROCK = [f for f in FIXTURES if f.startswith("bedrock-botocore/")]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from traceladder.conventions import registry
-from traceladder.conventions.base import LLM, TOOL
-from traceladder.conventions.views import SpanView
+from traceladder.extract.conventions import registry
+from traceladder.extract.conventions.base import LLM, TOOL
+from traceladder.extract.conventions.views import SpanView
 
 
 def _span(operation: str) -> SpanView:

@@ -13,8 +13,8 @@ from pathlib import Path
 from conftest import ROOT, cli, out_value, rows
 
 from conversation.turn_cases import CASE_ID, TURN_CALLS, domain_with_turns
-from traceladder.storage.db import Store
-from traceladder.storage.runs import verdicts
+from traceladder.store.db import Store
+from traceladder.store.runs import verdicts
 
 AGENTS = ROOT / "tests" / "subject" / "agents"
 PLAIN = str(ROOT / "examples" / "agents" / "plain_openai.py") + ":run"
@@ -172,7 +172,7 @@ FROZEN_SUITE_SHA256 = "df52147eae5e1aa4ea157fb698c5f2418d2d8d23124e3e2e446bdd291
 def test_the_frozen_suite_and_its_single_turn_traces_are_as_before(tmp_path: Path) -> None:
     import hashlib
 
-    suite = ROOT / "traceladder" / "domain" / "retail" / "data" / "retail_fc.jsonl"
+    suite = ROOT / "traceladder" / "suite" / "domain" / "retail" / "data" / "retail_fc.jsonl"
     assert hashlib.sha256(suite.read_bytes()).hexdigest() == FROZEN_SUITE_SHA256
     db = tmp_path / "frozen.duckdb"
     done = cli("run", "--model", "sim:oracle", "--dimension", "D4", "--db", str(db))

@@ -20,8 +20,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from conversation.multi_turn_model import PLAN, USER, MultiTurnModel
 from tests.conftest import cli
-from traceladder.storage.db import Store
-from traceladder.storage.exporter import DuckDBSpanExporter
+from traceladder.store.db import Store
+from traceladder.store.exporter import DuckDBSpanExporter
 
 POLICY = "[defaults]\nmax_tool_calls = 2\nforbid_duplicate_calls = true\n"
 

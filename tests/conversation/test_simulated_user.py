@@ -17,9 +17,9 @@ from conftest import ROOT, cli, out_value, rows
 from scripted_server import ModelServer, Reply, chat_reply, error_reply
 
 from conversation.goal_cases import GOAL_ID, INSTRUCTIONS, domain_with_goal, goal_case
-from traceladder.agent.user_sim import STOP_TOKEN
-from traceladder.storage.db import Store
-from traceladder.storage.runs import verdicts
+from traceladder.produce.agent.user_sim import STOP_TOKEN
+from traceladder.store.db import Store
+from traceladder.store.runs import verdicts
 
 AGENTS = ROOT / "tests" / "subject" / "agents"
 PLAIN = str(ROOT / "examples" / "agents" / "plain_openai.py") + ":run"

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from traceladder.conversation.verdict import ConversationFinding, conversation_verdict
-from traceladder.evaluators.types import VerdictValue
+from traceladder.evaluate.conversation_verdict import ConversationFinding, conversation_verdict
+from traceladder.evaluate.rungs.types import VerdictValue
 
 PASS, FAIL, SKIP, ERR, NE = "PASS", "FAIL", "SKIP", "AGENT_ERROR", "NOT_EVALUATED"
 

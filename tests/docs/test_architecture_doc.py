@@ -13,7 +13,7 @@ DOC = PACKAGE.parent / "docs" / "architecture.md"
 
 
 def _packages() -> list[str]:
-    """Every package directory under traceladder/, as the doc spells it (`storage/migrations/`)."""
+    """Every package directory under traceladder/, as the doc spells it (`store/migrations/`)."""
     return sorted(
         init.parent.relative_to(PACKAGE).as_posix() + "/"
         for init in PACKAGE.rglob("__init__.py")
@@ -60,3 +60,17 @@ def test_short_enough_to_read_in_five_minutes():
 
 def test_the_readme_links_the_map():
     assert "(docs/architecture.md)" in (PACKAGE.parent / "README.md").read_text()
+
+
+def test_the_path_of_a_case_names_what_the_code_defines():
+    """Each `module.py: name` of the case's path is a top-level function or class of that module."""
+    import ast
+
+    path = DOC.read_text().split("## A case's path", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"`([a-z_]+(?:/[a-z_]+)+\.py): ([A-Za-z_]+)`", path)
+    assert len(named) >= 6
+    defined = {
+        module: {n.name for n in ast.parse((PACKAGE / module).read_text()).body if hasattr(n, "name")}
+        for module, _ in named
+    }
+    assert [f"{m}: {n}" for m, n in named if n not in defined[m]] == []

@@ -22,7 +22,7 @@ def test_every_named_module_and_function_exists():
     paths = set(re.findall(r"\b([a-z_]+/[a-z_/]*[a-z_]+\.py)\b", text))
     missing = [p for p in paths if not (PACKAGE / p).is_file() and not (PACKAGE.parent / p).is_file()]
     assert paths and missing == []
-    named = re.findall(r"`([a-z_]+/[a-z_]+\.py): ([a-z_]+)`", text)
+    named = re.findall(r"`([a-z_]+(?:/[a-z_]+)+\.py): ([a-z_]+)`", text)
     assert named and [f"{m}: {f}" for m, f in named if f not in _defined(PACKAGE / m)] == []
 
 

@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.conftest import cli, rows
-from traceladder.storage import DuckDBSpanExporter, Store
+from traceladder.store import DuckDBSpanExporter, Store
 from traceladder.workflows.selfcheck import compare_labels, selfcheck
 
 
@@ -152,10 +152,10 @@ def test_report_without_results_is_a_clear_error(tmp_path):
 
 def test_parallel_judging_equals_serial(tmp_path, retail):
     """The process pool is an optimisation only: identical rows to judging in-process."""
-    from traceladder.evaluation.assemble import build_context
-    from traceladder.evaluation.pool import SettlePool
-    from traceladder.evaluators.ladder import Ladder
-    from traceladder.storage.readers import read_call_table, read_units
+    from traceladder.evaluate.assemble import build_context
+    from traceladder.evaluate.pool import SettlePool
+    from traceladder.evaluate.rungs.ladder import Ladder
+    from traceladder.store.readers import read_call_table, read_units
 
     db = tmp_path / "p.duckdb"
     assert cli("run", "--model", "sim:faulty", "--seed", "4", "--db", str(db), "--no-report").returncode == 0

@@ -15,13 +15,13 @@ from bulk_store import bulk_store
 from conftest import ROOT
 from peak_rss import run_measuring_peak
 
-from traceladder.evaluation.assemble import build_context
-from traceladder.evaluation.evaluate import BATCH_TRACES
-from traceladder.evaluation.pool import settle_batch
-from traceladder.evaluators.ladder import Ladder
-from traceladder.storage.db import Store
-from traceladder.storage.readers import read_call_table, read_units
-from traceladder.storage.results import ResultTables, append_result_batches
+from traceladder.evaluate.assemble import build_context
+from traceladder.evaluate.passes import BATCH_TRACES
+from traceladder.evaluate.pool import settle_batch
+from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.store.db import Store
+from traceladder.store.readers import read_call_table, read_units
+from traceladder.store.results import ResultTables, append_result_batches
 
 
 def _peak_mb(db) -> float:

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.conftest import cli
-from traceladder.storage import DuckDBSpanExporter, Store
+from traceladder.store import DuckDBSpanExporter, Store
 
 
 def foreign_trace(db, arguments: list[str]) -> str:

@@ -9,11 +9,11 @@ import importlib.util
 
 from conftest import cli
 
-from traceladder.evaluation.assemble import build_context
-from traceladder.evaluation.pool import SettlePool
-from traceladder.evaluators.ladder import BUILTIN, Ladder
-from traceladder.storage.db import Store
-from traceladder.storage.readers import read_call_table, read_units
+from traceladder.evaluate.assemble import build_context
+from traceladder.evaluate.pool import SettlePool
+from traceladder.evaluate.rungs.ladder import BUILTIN, Ladder
+from traceladder.store.db import Store
+from traceladder.store.readers import read_call_table, read_units
 
 COUNTING_RUNG = """
 NUMBER = 3

@@ -9,8 +9,8 @@ from __future__ import annotations
 from conftest import cli
 from recorded_traces import trace_spans, write_traces
 
-from traceladder.storage.db import Store
-from traceladder.storage.readers import read_units, read_units_of, unit_roots
+from traceladder.store.db import Store
+from traceladder.store.readers import read_units, read_units_of, unit_roots
 
 
 def test_a_slice_of_the_roots_reads_the_units_read_units_reads(tmp_path):

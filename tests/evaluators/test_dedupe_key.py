@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from traceladder.evaluation.assemble import INPUT_KEYS, NOT_INPUTS, build_context, dedupe_key, dedupe_parts
-from traceladder.evaluators import state
-from traceladder.evaluators.inputs import TraceInputs
-from traceladder.evaluators.ladder import BUILTIN, Ladder
-from traceladder.storage.readers import UnitRow
+from traceladder.evaluate.assemble import INPUT_KEYS, NOT_INPUTS, build_context, dedupe_key, dedupe_parts
+from traceladder.evaluate.rungs import state
+from traceladder.evaluate.rungs.inputs import TraceInputs
+from traceladder.evaluate.rungs.ladder import BUILTIN, Ladder
+from traceladder.store.readers import UnitRow
 
 UNIT = UnitRow("a" * 32, "run", "fc-d1-001", 0, "retail", "ok", None, ledger="[]")
 CALLS = (("get_order", '{"order_id": "W441"}', True, None, 1),)

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceladder.evaluators import matching, partial_credit, schema, trajectory
-from traceladder.evaluators.assignment import max_weight_assignment
-from traceladder.evaluators.compare import compare
-from traceladder.evaluators.types import Call, Expected
+from traceladder.evaluate.rungs import matching, partial_credit, schema, trajectory
+from traceladder.evaluate.rungs.assignment import max_weight_assignment
+from traceladder.evaluate.rungs.compare import compare
+from traceladder.evaluate.rungs.types import Call, Expected
 
 TOOL_SCHEMAS = {
     "search_flights": {

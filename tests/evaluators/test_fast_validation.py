@@ -17,11 +17,11 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from tests.evaluators.test_evaluators import TOOL_SCHEMAS as SEED2_SCHEMAS
-from traceladder.domain.retail import load_retail_domain
-from traceladder.evaluators.safe_regex import search
-from traceladder.evaluators.schema import SchemaRegistry
-from traceladder.evaluators.types import Call
-from traceladder.evaluators.untrusted_schema import schema_errors
+from traceladder.evaluate.rungs.safe_regex import search
+from traceladder.evaluate.rungs.schema import SchemaRegistry
+from traceladder.evaluate.rungs.types import Call
+from traceladder.evaluate.rungs.untrusted_schema import schema_errors
+from traceladder.suite.domain.retail import load_retail_domain
 
 RETAIL = load_retail_domain().tool_schemas
 SCHEMAS: dict[str, dict[str, Any]] = {**RETAIL, **{f"seed2_{k}": v for k, v in SEED2_SCHEMAS.items()}}
@@ -112,7 +112,7 @@ def arguments_for(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
 
 def _bases() -> dict[str, list[dict[str, Any]]]:
     """Valid argument objects per tool: the suite's golden arguments and seed 2's."""
-    from traceladder.cases import load_cases
+    from traceladder.suite.cases import load_cases
 
     bases: dict[str, list[dict[str, Any]]] = {}
     for case in load_cases():
@@ -170,7 +170,7 @@ def test_the_validator_and_the_reference_agree(tool, data):
 
 
 def test_the_golden_calls_of_the_suite_are_valid():
-    from traceladder.cases import load_cases
+    from traceladder.suite.cases import load_cases
 
     for case in load_cases():
         for golden in case.calls:

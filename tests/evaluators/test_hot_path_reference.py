@@ -26,20 +26,20 @@ from bulk_store import bulk_store
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceladder.domain.retail import load_retail_domain
-from traceladder.evaluation import evaluate_store
-from traceladder.evaluation.assemble import CallParser, build_context, inputs_for, raw_calls_by_trace
-from traceladder.evaluation.rows import RowBuilder
-from traceladder.evaluators.analysis import Analysis
-from traceladder.evaluators.assignment import max_weight_assignment
-from traceladder.evaluators.compare import _canonical, compile_rule
-from traceladder.evaluators.inputs import DomainRules, TraceInputs
-from traceladder.evaluators.ladder import Ladder
-from traceladder.evaluators.matching import CompiledExpected, Pairing, _best_ordered, pair_calls
-from traceladder.evaluators.schema import SchemaRegistry
-from traceladder.evaluators.types import ArgDiff, Call, Expected
-from traceladder.storage import Store
-from traceladder.storage.readers import read_call_table, read_units
+from traceladder.evaluate import evaluate_store
+from traceladder.evaluate.assemble import CallParser, build_context, inputs_for, raw_calls_by_trace
+from traceladder.evaluate.rows import RowBuilder
+from traceladder.evaluate.rungs.analysis import Analysis
+from traceladder.evaluate.rungs.assignment import max_weight_assignment
+from traceladder.evaluate.rungs.compare import _canonical, compile_rule
+from traceladder.evaluate.rungs.inputs import DomainRules, TraceInputs
+from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.evaluate.rungs.matching import CompiledExpected, Pairing, _best_ordered, pair_calls
+from traceladder.evaluate.rungs.schema import SchemaRegistry
+from traceladder.evaluate.rungs.types import ArgDiff, Call, Expected
+from traceladder.store import Store
+from traceladder.store.readers import read_call_table, read_units
+from traceladder.suite.domain.retail import load_retail_domain
 
 TOOLS = ("get_order", "get_user", "cancel_order")
 
@@ -244,9 +244,9 @@ def test_diffs_with_the_exact_match_pass_are_every_parameter_classified(want, da
 def test_a_constant_rung_result_is_one_row_however_many_verdicts_share_it():
     """A rung's constant result (one object, `ladder._constant`) is built into a row once; each
     trace still gets its own row for it, beside its own rows for the rungs that ran."""
-    from traceladder.evaluators.ladder import _constant
-    from traceladder.evaluators.types import RungResult, Verdict, VerdictValue
-    from traceladder.storage.readers import UnitRow
+    from traceladder.evaluate.rungs.ladder import _constant
+    from traceladder.evaluate.rungs.types import RungResult, Verdict, VerdictValue
+    from traceladder.store.readers import UnitRow
 
     state = next(r for r in Ladder().rungs if r.NAME == "state")
     absent = _constant(state, "not_evaluated", "not evaluated: no sandbox ledger")

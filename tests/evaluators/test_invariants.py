@@ -9,11 +9,11 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceladder.evaluators import invariants
-from traceladder.evaluators.inputs import TraceInputs
-from traceladder.evaluators.ladder import Ladder
-from traceladder.evaluators.policy import Confirmation, ParamRule, Policy
-from traceladder.evaluators.types import Call
+from traceladder.evaluate.rungs import invariants
+from traceladder.evaluate.rungs.inputs import TraceInputs
+from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.evaluate.rungs.policy import Confirmation, ParamRule, Policy
+from traceladder.evaluate.rungs.types import Call
 from traceladder.trace_facts import TraceFacts
 
 CODES = {

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tests.conftest import judge_case
-from traceladder.cases.model import Case, GoldenCall
-from traceladder.evaluators.types import Call
+from traceladder.evaluate.rungs.types import Call
+from traceladder.suite.cases.model import Case, GoldenCall
 
 
 @pytest.fixture(scope="module")
@@ -179,8 +179,8 @@ def test_golden_arguments_right_but_call_schema_invalid(ctx):
 
 
 def test_triage_is_a_status_not_a_sentence():
-    from traceladder.evaluators.ladder import settle_results
-    from traceladder.evaluators.types import RungResult
+    from traceladder.evaluate.rungs.ladder import settle_results
+    from traceladder.evaluate.rungs.types import RungResult
 
     # A rung that skipped for its own reason counts as having run, whatever its sentence says …
     own = RungResult(1, "schema", "skipped", explanation="a lower rung failed to record any call")

@@ -9,9 +9,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceladder.evaluators import matching
-from traceladder.evaluators.matching import CompiledExpected, pair_calls
-from traceladder.evaluators.types import Call, Expected
+from traceladder.evaluate.rungs import matching
+from traceladder.evaluate.rungs.matching import CompiledExpected, pair_calls
+from traceladder.evaluate.rungs.types import Call, Expected
 
 TOOLS = ("get_order", "get_user", "cancel_order", "refund")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from traceladder.errors import UserError
-from traceladder.evaluation.policy_file import load_policy
-from traceladder.evaluators.policy import Confirmation, Policy, PolicySet
+from traceladder.evaluate.policy_file import load_policy
+from traceladder.evaluate.rungs.policy import Confirmation, Policy, PolicySet
 
 # --- sections --------------------------------------------------------------------------------------
 

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from traceladder.evaluation.trace_schemas import trace_registry
-from traceladder.evaluators import matching
-from traceladder.evaluators.schema import SchemaRegistry, check_calls
-from traceladder.evaluators.types import Call, Expected
+from traceladder.evaluate.rungs import matching
+from traceladder.evaluate.rungs.schema import SchemaRegistry, check_calls
+from traceladder.evaluate.rungs.types import Call, Expected
+from traceladder.evaluate.trace_schemas import trace_registry
 
 SCHEMA = {
     "type": "object",

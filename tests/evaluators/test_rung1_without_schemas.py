@@ -16,8 +16,8 @@ import pytest
 
 from tests.conftest import cli
 from tests.producers import expected, scenarios
-from traceladder.evaluators.schema import SchemaRegistry, check_calls, check_shapes
-from traceladder.evaluators.types import Call
+from traceladder.evaluate.rungs.schema import SchemaRegistry, check_calls, check_shapes
+from traceladder.evaluate.rungs.types import Call
 
 INVALID = [p for p in scenarios() if p.name == "invalid_json"]
 

@@ -17,15 +17,15 @@ import pytest
 from conftest import ROOT
 from otlp_helpers import req_json, span_json
 
-from traceladder.extraction.stage import STAGE
-from traceladder.ingest.run import ingest
-from traceladder.otlp import decode_traces, json_walk
-from traceladder.otlp.decode import JSON, PROTOBUF
-from traceladder.otlp.decoded import ParsedSpan
-from traceladder.storage.db import Store
-from traceladder.storage.derived import STORED_LOG_COLUMNS, STORED_SPAN_COLUMNS, Batch, TraceRows
-from traceladder.storage.spans import SPAN_COLUMNS
-from traceladder.storage.writes import write_batch
+from traceladder.decode import decode_traces, json_walk
+from traceladder.decode.bodies import JSON, PROTOBUF
+from traceladder.decode.decoded import ParsedSpan
+from traceladder.extract.stage import STAGE
+from traceladder.receive.ingest.run import ingest
+from traceladder.store.db import Store
+from traceladder.store.derived import STORED_LOG_COLUMNS, STORED_SPAN_COLUMNS, Batch, TraceRows
+from traceladder.store.spans import SPAN_COLUMNS
+from traceladder.store.writes import write_batch
 
 FIXTURES = ROOT / "tests" / "fixtures"
 # Collector JSON (mostly the walk) and protobuf bodies (the protobuf row builder, which the exact

@@ -13,8 +13,8 @@ import pytest
 from conftest import ROOT, cli, rows
 
 from traceladder.files import jsonl_lines
-from traceladder.ingest.run import ingest
-from traceladder.storage.db import open_store
+from traceladder.receive.ingest.run import ingest
+from traceladder.store.db import open_store
 
 
 def calls(db: Path) -> list[tuple]:

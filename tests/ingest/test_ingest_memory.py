@@ -34,8 +34,8 @@ _TRACE_ID = re.compile(rb'"traceId": "([0-9a-f]{32})"')
 
 _CHILD = """
 import sys
-from traceladder.ingest.run import ingest
-from traceladder.storage.db import Store
+from traceladder.receive.ingest.run import ingest
+from traceladder.store.db import Store
 with Store(sys.argv[1]) as store:
     s = ingest(store, [sys.argv[2]], batch_rows=1 << 30, batch_bytes=int(sys.argv[3]),
                group_bytes=int(sys.argv[4]), memory=sys.argv[5])

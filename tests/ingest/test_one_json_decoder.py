@@ -15,10 +15,10 @@ from conftest import cli
 from otlp_helpers import JS, req_json, rows, span_json
 from receiver import ServeProcess
 
-from traceladder.otlp import DecodeError, decode_traces
-from traceladder.otlp.otlp_json import trace_request
-from traceladder.otlp.protobuf import decode_trace_request
-from traceladder.storage.db import open_store
+from traceladder.decode import DecodeError, decode_traces
+from traceladder.decode.otlp_json import trace_request
+from traceladder.decode.protobuf import decode_trace_request
+from traceladder.store.db import open_store
 
 _KV = {"key": "k", "value": {"stringValue": "v"}}
 

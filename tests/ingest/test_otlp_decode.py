@@ -28,9 +28,9 @@ from otlp_helpers import (
     span_json,
 )
 
-from traceladder.otlp import TRACE_SCHEMA, decode_traces, json_walk
-from traceladder.otlp.otlp_json import trace_request
-from traceladder.otlp.protobuf import decode_trace_request
+from traceladder.decode import TRACE_SCHEMA, decode_traces, json_walk
+from traceladder.decode.otlp_json import trace_request
+from traceladder.decode.protobuf import decode_trace_request
 
 
 # --------------------------------------------------------------------------- equality across encodings

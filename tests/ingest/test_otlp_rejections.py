@@ -26,10 +26,10 @@ from otlp_helpers import (
     span_json,
 )
 
-from traceladder.otlp import LOG_SCHEMA, DecodeError, decode_logs, decode_traces
-from traceladder.storage import Store
-from traceladder.storage.derived import DERIVED_SPAN_COLUMNS as TOOL_COLUMNS
-from traceladder.storage.writes import write_batch
+from traceladder.decode import LOG_SCHEMA, DecodeError, decode_logs, decode_traces
+from traceladder.store import Store
+from traceladder.store.derived import DERIVED_SPAN_COLUMNS as TOOL_COLUMNS
+from traceladder.store.writes import write_batch
 
 
 # --------------------------------------------------------------------------- rejections

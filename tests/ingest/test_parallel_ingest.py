@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 
 from tests.conftest import cli
-from traceladder.ingest.parallel import Decoders, decode_unit, units
+from traceladder.receive.ingest.parallel import Decoders, decode_unit, units
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import otlp_workload  # noqa: E402

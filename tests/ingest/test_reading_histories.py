@@ -1,4 +1,4 @@
-"""The reading pass reads each chat history once (`extraction.reading._Texts`), and that changes nothing.
+"""The reading pass reads each chat history once (`extract.reading._Texts`), and that changes nothing.
 
 A chat span's history repeats the previous span's history and adds the new turn. The reading pass
 reads a history that extends the one before it under the same key as the earlier one's call items
@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from traceladder.conventions import registry
-from traceladder.conventions.views import ExtractedCall, SpanView
-from traceladder.extraction.reading import Unread, read_trace
+from traceladder.extract.conventions import registry
+from traceladder.extract.conventions.views import ExtractedCall, SpanView
+from traceladder.extract.reading import Unread, read_trace
 
 
 def _span(i: int, attributes: dict[str, Any]) -> SpanView:

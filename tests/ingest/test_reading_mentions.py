@@ -1,4 +1,4 @@
-"""The reading pass's test for text that may name a tool call (`extraction.reading._mentions`)
+"""The reading pass's test for text that may name a tool call (`extract.reading._mentions`)
 answers exactly as its case-blind pattern, on every text — including the letters whose case
 folding goes beyond ASCII (ſ, ı, İ, K) — while skipping the pattern's scan of text that cannot
 match (decision 373: that scan was most of ingest's time)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from traceladder.extraction.reading import _MENTIONS, _mentions
+from traceladder.extract.reading import _MENTIONS, _mentions
 
 TRICKY = [
     "TOOL_CALL", "tool_uſe", "funct\u0131on_call", "Execute-Tool", "function call", "FunctionCall",

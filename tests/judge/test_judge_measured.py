@@ -11,8 +11,8 @@ import pytest
 from conftest import ROOT, cli, rows
 from scripted_server import JudgeServer
 
-from traceladder.judge.meta import load_meta
-from traceladder.judge.trajectory import canonical_text
+from traceladder.evaluate.judge.meta import load_meta
+from traceladder.evaluate.judge.trajectory import canonical_text
 
 FIXTURES = ROOT / "tests" / "fixtures" / "producers"
 
@@ -70,7 +70,7 @@ def test_selfcheck_judge_sees_a_judge_that_is_wrong_or_flips(labels, mode, accur
 
 
 def test_the_simulated_judge_checks_the_facts_the_answer_states():
-    from traceladder.judge.sim import grounded
+    from traceladder.evaluate.judge.sim import grounded
 
     result = {"order_id": "W441", "status": "delivered", "total": 757.0}
     trajectory = {"instruction": "查一下W441", "calls": [{"tool": "get_order", "arguments": {"order_id": "W441"},
@@ -93,14 +93,14 @@ def test_the_simulated_judge_checks_the_facts_the_answer_states():
 
 def test_the_state_rung_catches_a_confirm_that_never_happened(retail):
     """Every call is right, so rungs 1–4 pass; the confirm timed out, so the end state is wrong."""
-    from traceladder.agent.loop import ledger_json
-    from traceladder.agent.sim.sandbox import FailingOnce
-    from traceladder.cases.loader import load_cases
-    from traceladder.evaluation.state_inputs import golden_states, state_evidence
-    from traceladder.evaluators import DomainRules, Ladder
-    from traceladder.evaluators.inputs import TraceInputs
-    from traceladder.evaluators.schema import SchemaRegistry
-    from traceladder.evaluators.types import Call
+    from traceladder.evaluate.rungs import DomainRules, Ladder
+    from traceladder.evaluate.rungs.inputs import TraceInputs
+    from traceladder.evaluate.rungs.schema import SchemaRegistry
+    from traceladder.evaluate.rungs.types import Call
+    from traceladder.evaluate.state_inputs import golden_states, state_evidence
+    from traceladder.produce.agent.loop import ledger_json
+    from traceladder.produce.agent.sim.sandbox import FailingOnce
+    from traceladder.suite.cases.loader import load_cases
 
     case = next(c for c in load_cases(retail) if c.id == "fc-d4-016")  # request_refund → confirm
     sandbox = FailingOnce(retail.new_sandbox(), frozenset({"confirm_action"}))
@@ -128,8 +128,8 @@ def test_the_state_rung_catches_a_confirm_that_never_happened(retail):
 
 
 def test_a_simulated_lost_confirm_is_settled_by_the_state_rung_end_to_end(tmp_path, retail):
-    from traceladder.agent.sim.plans import faulty_plan
-    from traceladder.cases.loader import load_cases
+    from traceladder.produce.agent.sim.plans import faulty_plan
+    from traceladder.suite.cases.loader import load_cases
 
     seed, case = next((s, c.id) for s in range(50) for c in load_cases(retail)
                       if faulty_plan(c, retail, s).label["fault"] == "lost_confirm")  # fmt: skip

@@ -43,7 +43,7 @@ def code_verdicts(db: Path) -> dict[str, str]:
 
 
 def instructions() -> dict[str, str]:
-    from traceladder.cases.loader import load_cases
+    from traceladder.suite.cases.loader import load_cases
 
     return {c.instruction: c.id for c in load_cases()}
 

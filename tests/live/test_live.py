@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from receiver import ServeProcess
 from scripted_live_model import LiveModel
 
-from traceladder.storage.db import Store
+from traceladder.store.db import Store
 
 AGENT = Path(__file__).resolve().parents[1] / "live_agent.py"
 POLICY = """

@@ -1,10 +1,10 @@
 """The closed vocabularies have one owner each, and everything that spells their words agrees.
 
-- Failure codes: `evaluators.classes.FailureCode`. Every code-shaped string the built-in rungs
+- Failure codes: `evaluate.rungs.classes.FailureCode`. Every code-shaped string the built-in rungs
   write is a member (a plug-in rung may add its own; the built-ins may not invent one in passing).
-- Judge outcomes: `judge.outcome.JudgeOutcome`. The SQL counting rung 5's figures reads exactly
+- Judge outcomes: `evaluate.judge.outcome.JudgeOutcome`. The SQL counting rung 5's figures reads exactly
   its words, and every one of them.
-- Rung statuses: `evaluators.types.RungStatus` (a `Literal`, decision 562) is the published
+- Rung statuses: `evaluate.rungs.types.RungStatus` (a `Literal`, decision 562) is the published
   schema's enum.
 """
 
@@ -16,9 +16,9 @@ import re
 import typing
 from pathlib import Path
 
-from traceladder.evaluators.classes import PRIORITY, FailureCode
-from traceladder.evaluators.types import RungStatus, VerdictValue
-from traceladder.judge.outcome import CHARGED, JudgeOutcome
+from traceladder.evaluate.judge.outcome import CHARGED, JudgeOutcome
+from traceladder.evaluate.rungs.classes import PRIORITY, FailureCode
+from traceladder.evaluate.rungs.types import RungStatus, VerdictValue
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_SHAPED = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{4,}")
@@ -38,7 +38,7 @@ def _strings(path: Path) -> set[str]:
 def test_every_code_the_built_in_rungs_write_is_a_failure_code():
     written = {
         s
-        for path in (ROOT / "traceladder" / "evaluators").glob("*.py")
+        for path in (ROOT / "traceladder" / "evaluate" / "rungs").glob("*.py")
         for s in _strings(path)
         if CODE_SHAPED.fullmatch(s)
     }
@@ -53,7 +53,7 @@ def test_failure_codes_are_their_own_strings_in_priority_order():
 
 
 def _sql_outcomes() -> set[str]:
-    text = (ROOT / "traceladder" / "storage" / "run_report.py").read_text(encoding="utf-8")
+    text = (ROOT / "traceladder" / "store" / "run_report.py").read_text(encoding="utf-8")
     sql = text[text.index("_JUDGMENTS = ") : text.index('"""', text.index("_JUDGMENTS = ") + 20)]
     return set(re.findall(r"'([a-z_]+)'", sql))
 
@@ -63,8 +63,10 @@ def test_the_rung_5_figures_count_exactly_the_judge_outcomes():
 
 
 def test_the_judge_phase_spells_each_outcome_through_the_enum():
-    # the rows of rung 5 are built in `judge/phase_rows.py` (decision 573 split them from the phase)
-    tree = ast.parse((ROOT / "traceladder" / "judge" / "phase_rows.py").read_text(encoding="utf-8"))
+    # the rows of rung 5 are built in `evaluate/judge/phase_rows.py` (decision 573 split them from the phase)
+    tree = ast.parse(
+        (ROOT / "traceladder" / "evaluate" / "judge" / "phase_rows.py").read_text(encoding="utf-8")
+    )
     outcomes = [
         ast.unparse(value)
         for node in ast.walk(tree)

@@ -1,6 +1,6 @@
 """A command module parses, calls one workflow, prints: it imports no other command (what two
 commands share is an option module, `cli/run_options.py`) and spells no SQL (all of it lives in
-`storage/`)."""
+`store/`)."""
 
 from __future__ import annotations
 

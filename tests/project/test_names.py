@@ -15,9 +15,9 @@ ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 # word → the modules (paths under traceladder/, a trailing "/" for a package) where it may name things
 WHERE = {
     # the receiver's segments folded into the store
-    "fold": ("storage/fold.py", "storage/segments.py", "storage/overlay.py", "serve/"),
+    "fold": ("store/fold.py", "store/segments.py", "store/overlay.py", "receive/serve/"),
     # the ladder deciding a trace's verdict, and the workers that do it in bulk
-    "settle": ("evaluators/ladder.py", "evaluation/"),
+    "settle": ("evaluate/rungs/ladder.py", "evaluate/"),
 }
 
 

@@ -41,15 +41,15 @@ def _spelled_outside(owner: str, words: set[object]) -> list[str]:
 
 
 def test_verdict_words_are_spelled_only_by_their_owner():
-    from traceladder.evaluators.types import VerdictValue
+    from traceladder.evaluate.rungs.types import VerdictValue
 
     words = {v.value for v in VerdictValue}
-    assert _spelled_outside("evaluators/types.py", words) == []
+    assert _spelled_outside("evaluate/rungs/types.py", words) == []
 
 
 def test_verdicts_are_their_strings_in_json_and_comparisons():
     # A StrEnum: rows, reports and SQL filters read the same words as before.
-    from traceladder.evaluators.types import SCORED, VERDICTS, VerdictValue
+    from traceladder.evaluate.rungs.types import SCORED, VERDICTS, VerdictValue
 
     assert json.dumps({VerdictValue.PASS: VerdictValue.FAIL}) == '{"PASS": "FAIL"}'
     assert VerdictValue.AGENT_ERROR == "AGENT_ERROR" and f"{VerdictValue.SKIP}" == "SKIP"
@@ -59,7 +59,7 @@ def test_verdicts_are_their_strings_in_json_and_comparisons():
 
 def test_no_module_compares_with_a_rung_name_it_typed():
     # `r["name"] == "call_match"`: renderers ask the rung modules for their names instead.
-    from traceladder.evaluators.ladder import BUILTIN
+    from traceladder.evaluate.rungs.ladder import BUILTIN
 
     names = {rung.NAME for rung in BUILTIN}
     found = []
@@ -70,14 +70,14 @@ def test_no_module_compares_with_a_rung_name_it_typed():
                 found += [f"{path.name}:{node.lineno}" for side in sides
                           if isinstance(side, ast.Constant) and side.value in names]  # fmt: skip
     assert found == []
-    html_data = (PACKAGE / "reporting" / "html_data.py").read_text()
+    html_data = (PACKAGE / "report" / "html_data.py").read_text()
     assert "PLANNED_JUDGE_RUNG" not in html_data and "not built" not in html_data
 
 
 def test_commands_return_named_exit_codes():
     # No `return 2` in a command: which exit a failure gets is read from the one table.
     literal = []
-    for path in sorted((PACKAGE / "cli").glob("*.py")) + [PACKAGE / "serve" / "server.py"]:
+    for path in sorted((PACKAGE / "cli").glob("*.py")) + [PACKAGE / "receive" / "serve" / "server.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Return) and node.value is not None:
                 values = [node.value]
@@ -108,13 +108,13 @@ def test_every_genai_attribute_name_comes_from_semconv():
     names = {v for k, v in vars(semconv).items() if k.isupper() and isinstance(v, str) and "." in v}
     spelled = _spelled_outside("instrumentation/semconv.py", names)
     # the conventions' entry-point group shares its spelling with an attribute, not its meaning
-    assert [s for s in spelled if not s.startswith("conventions/registry.py")] == []
+    assert [s for s in spelled if not s.startswith("extract/conventions/registry.py")] == []
     assert not [s for s in spelled if "'gen_ai." in s]
 
 
 def _store_tables(tmp_path) -> set[str]:
     """Every table and view a new store has, so a table a migration adds is guarded too."""
-    from traceladder.storage.db import open_store
+    from traceladder.store.db import open_store
 
     with open_store(tmp_path / "tables.duckdb") as store:
         return {r[0] for r in store.fetchall("SELECT table_name FROM information_schema.tables")}
@@ -137,7 +137,7 @@ def test_sql_on_every_table_lives_in_storage(tmp_path):
     found = [
         f"{path.relative_to(PACKAGE)}:{line} {value[:50]!r}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path.relative_to(PACKAGE).parts[0] != "storage"
+        if path.relative_to(PACKAGE).parts[0] != "store"
         for line, value in _constants(path)
         if isinstance(value, str) and sql.search(value) and "traceladder sql" not in value
         and not any(path.relative_to(PACKAGE).as_posix() == f and value.startswith(v) for f, v in _NOT_SQL)
@@ -152,18 +152,18 @@ def test_sampling_is_recorded_by_one_function():
         for line, value in _constants(path)
         if isinstance(value, str) and "INSERT INTO sampling" in value
     ]
-    assert [f.split(":")[0] for f in found] == ["storage/sampling_log.py"]
+    assert [f.split(":")[0] for f in found] == ["store/sampling_log.py"]
 
 
 def test_every_renderer_names_a_result_with_one_function():
-    from traceladder.reporting.build import result_name
+    from traceladder.report.build import result_name
 
     trace = {"case_id": None, "trace_id": "ab" * 16, "repeat_index": 0}
     assert result_name(trace) == "ab" * 8 and result_name(trace, trace_chars=None) == "ab" * 16
     assert result_name({"case_id": "fc-d1-002", "trace_id": "x", "repeat_index": 1}) == "fc-d1-002#1"
     # no renderer builds the name itself (slicing the trace id, appending the repeat)
     spelled = []
-    for path in sorted((PACKAGE / "reporting").glob("*.py")):
+    for path in sorted((PACKAGE / "report").glob("*.py")):
         if path.name == "build.py":
             continue
         text = path.read_text()

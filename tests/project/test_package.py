@@ -80,7 +80,7 @@ def test_the_wheel_installed_outside_the_repository_runs_reports_and_selfchecks(
 
     # Every data file of the source package is in both (the case suite once was in neither).
     data = shipped_data_files()
-    assert "traceladder/domain/retail/data/retail_fc.jsonl" in data
+    assert "traceladder/suite/domain/retail/data/retail_fc.jsonl" in data
     in_wheel = set(zipfile.ZipFile(wheel).namelist())
     assert data - in_wheel == set(), "package data missing from the wheel"
     with tarfile.open(sdists[0]) as sdist:
@@ -115,7 +115,7 @@ def test_the_wheel_installed_outside_the_repository_runs_reports_and_selfchecks(
     html = Path(out_values(report)["html_path"]).read_text(encoding="utf-8")
     assert out["run_id"] in html
     # the inline styles and script are package data too
-    css = (PACKAGE / "reporting" / "html_assets" / "report.css").read_text(encoding="utf-8")
+    css = (PACKAGE / "report" / "html_assets" / "report.css").read_text(encoding="utf-8")
     assert css.strip().splitlines()[0] in html
 
     selfcheck = sh("traceladder", "selfcheck", "--seeds", "1", cwd=home, env=env)

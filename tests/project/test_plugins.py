@@ -70,8 +70,8 @@ def test_a_chain_link_comes_from_the_domain(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(CALENDAR)
     import traceladder_calendar
 
-    from traceladder.agent.sim.plans import faulty_plan
-    from traceladder.cases import load_cases
+    from traceladder.produce.agent.sim.plans import faulty_plan
+    from traceladder.suite.cases import load_cases
 
     domain = traceladder_calendar.load_domain()
     case = next(c for c in load_cases(domain) if c.id == "cal-d2-001")

@@ -1,31 +1,33 @@
 """The public surface is small and deliberate: growing it shows up here."""
 
-import traceladder.agent
-import traceladder.cases
-import traceladder.domain
-import traceladder.evaluation
-import traceladder.evaluators
-import traceladder.storage
+import traceladder.evaluate
+import traceladder.evaluate.rungs
+import traceladder.produce.agent
+import traceladder.store
+import traceladder.suite.cases
+import traceladder.suite.domain
 
 
 def test_public_names_are_pinned():
-    assert traceladder.agent.__all__ == [
+    assert traceladder.produce.agent.__all__ == [
         "AgentConfig",
         "RetryPolicy",
         "RunOptions",
         "RunSummary",
         "run_suite",
     ]
-    assert traceladder.domain.__all__ == [
+    assert traceladder.suite.domain.__all__ == [
         "DEFAULT_DOMAIN", "ChainSpec", "Domain", "LedgerEntry", "Sandbox", "SimHints", "ToolOutcome", "load_domain",
     ]  # fmt: skip
-    assert traceladder.storage.__all__ == ["DuckDBSpanExporter", "Store", "open_store"]
-    assert sorted(traceladder.evaluators.__all__) == sorted([
+    assert traceladder.store.__all__ == ["DuckDBSpanExporter", "Store", "open_store"]
+    assert sorted(traceladder.evaluate.rungs.__all__) == sorted([
         "EVALUATOR_VERSION", "ArgDiff", "Call", "CallCheck", "DomainRules", "Expected", "Finding", "Ladder", "Rung",
         "RungResult", "TraceInputs", "VERDICTS", "Verdict", "VerdictValue", "load_ladder",
     ])  # fmt: skip
-    assert traceladder.evaluation.__all__ == ["EvaluationSummary", "evaluate_store"]
-    assert "load_cases" in traceladder.cases.__all__ and "input_hashes" in traceladder.cases.__all__
+    assert traceladder.evaluate.__all__ == ["EvaluationSummary", "evaluate_store"]
+    assert (
+        "load_cases" in traceladder.suite.cases.__all__ and "input_hashes" in traceladder.suite.cases.__all__
+    )
 
 
 def test_pure_layers_import_neither_duckdb_nor_opentelemetry():
@@ -33,8 +35,8 @@ def test_pure_layers_import_neither_duckdb_nor_opentelemetry():
     import sys
 
     code = (
-        "import sys; import traceladder.evaluators.ladder, traceladder.reporting.build, traceladder.reporting.gate, "
-        "traceladder.cases.validator, traceladder.domain.retail.domain; "
+        "import sys; import traceladder.evaluate.rungs.ladder, traceladder.report.build, traceladder.report.gate, "
+        "traceladder.suite.cases.validator, traceladder.suite.domain.retail.domain; "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('duckdb', 'opentelemetry')]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,4 +1,4 @@
-"""The stages import what they may (issue 30): decoding (`otlp/`) reads no convention, storage
+"""The stages import what they may (issue 30): decoding (`decode/`) reads no convention, storage
 imports neither a convention nor the extraction stage's code, and a convention is Python only —
 no convention module holds SQL for the store."""
 
@@ -29,18 +29,18 @@ def _importing(package: str, prefix: str) -> list[str]:
 
 
 def test_decoding_reads_no_convention() -> None:
-    assert _importing("otlp", "traceladder.conventions") == []
+    assert _importing("decode", "traceladder.extract.conventions") == []
 
 
 def test_storage_imports_no_convention() -> None:
     # What was said is read by convention at read time, from rows storage returns (decision 440).
-    assert _importing("storage", "traceladder.conventions") == []
-    # the stage is reached through `storage.derived.Extraction`; only the default is wired lazily
-    assert _importing("storage", "traceladder.extraction") == ["storage/db.py", "storage/writes.py"]
+    assert _importing("store", "traceladder.extract.conventions") == []
+    # the stage is reached through `store.derived.Extraction`; only the default is wired lazily
+    assert _importing("store", "traceladder.extract") == ["store/db.py", "store/writes.py"]
 
 
 def test_no_convention_holds_sql() -> None:
-    for path in (PACKAGE / "conventions").rglob("*.py"):
+    for path in (PACKAGE / "extract" / "conventions").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         for word in ("json_extract", "SELECT ", "CASE WHEN", "_sql"):
             assert word not in text, (path.name, word)

@@ -39,7 +39,11 @@ def store(tmp_path_factory):
         "faulty1": run("--model", "sim:faulty", "--seed", "1"),
     }
     # The same cases written differently: another file, another case hash — another suite.
-    suite = (ROOT / "traceladder" / "domain" / "retail" / "data" / "retail_fc.jsonl").read_text().splitlines()
+    suite = (
+        (ROOT / "traceladder" / "suite" / "domain" / "retail" / "data" / "retail_fc.jsonl")
+        .read_text()
+        .splitlines()
+    )
     other = folder / "respaced.jsonl"
     other.write_text(
         "".join(json.dumps(json.loads(line), indent=None, sort_keys=True) + "\n" for line in suite)

@@ -1,6 +1,6 @@
 """`compare` reads the two sides' results a batch at a time, joined by case in SQL (issue 36,
 decision 480): its document and its text are the ones the pure builder writes from the whole
-reports in memory (`reporting.comparison.compare_sides` over `load_report`, what `compare` itself
+reports in memory (`report.comparison.compare_sides` over `load_report`, what `compare` itself
 did before and what the HTML page's paired section still does on small runs).
 
 The store is `bulk_store.judged_runs_store`'s three judged runs of the retail suite (each trace a
@@ -17,9 +17,9 @@ import pytest
 from bulk_store import judged_runs_store
 from conftest import cli
 
-from traceladder.reporting.comparison import compare_sides
-from traceladder.reporting.comparison_text import render_comparison
-from traceladder.storage.db import Store
+from traceladder.report.comparison import compare_sides
+from traceladder.report.comparison_text import render_comparison
+from traceladder.store.db import Store
 from traceladder.workflows.compare_runs import _dimensions
 from traceladder.workflows.report_files import load_report
 

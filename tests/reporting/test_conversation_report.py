@@ -174,7 +174,7 @@ def _page(db: Path, run_id: str, *extra: str) -> str:
 
 def test_a_report_pages_through_its_conversations(played: dict) -> None:
     """Read a page of conversations at a time: one at a time, every conversation once, in order."""
-    from traceladder.storage.db import open_store
+    from traceladder.store.db import open_store
     from traceladder.workflows.report_files import open_report
 
     with open_store(played["strict"], read_only=True) as store:

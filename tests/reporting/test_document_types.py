@@ -1,4 +1,4 @@
-"""The typed documents (`reporting/documents.py`) and the published JSON Schemas stay in step.
+"""The typed documents (`report/documents.py`) and the published JSON Schemas stay in step.
 
 Each TypedDict is paired with the schema object it restates; the pair must name the same keys and
 require the same ones. A key added, dropped or made optional on one side only fails here. Every
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from traceladder.evaluators.types import VerdictValue
-from traceladder.reporting import documents as d
-from traceladder.reporting.comparison import compare_sides
+from traceladder.evaluate.rungs.types import VerdictValue
+from traceladder.report import documents as d
+from traceladder.report.comparison import compare_sides
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "traceladder" / "schemas"
 REPORT, BASELINE = "report-v1.schema.json", "baseline-v1.schema.json"

@@ -1,6 +1,6 @@
 """A renamed or misspelled key of a report document is a mypy error, not a grep (decision 560).
 
-The real mypy, once, on a renderer-sized snippet that reads the documents as `reporting/documents.py`
+The real mypy, once, on a renderer-sized snippet that reads the documents as `report/documents.py`
 types them: each correct read passes, and each wrong one is an error naming its key, on its line.
 """
 
@@ -22,7 +22,7 @@ READS = """
         comparison["mcnemar"]["{mcnemar}"],
     )
 """
-HEAD = """from traceladder.reporting.documents import BaselineV1, ComparisonV1, ReportV1
+HEAD = """from traceladder.report.documents import BaselineV1, ComparisonV1, ReportV1
 
 
 def {name}(report: ReportV1, baseline: BaselineV1, comparison: ComparisonV1) -> object:"""

@@ -18,7 +18,7 @@ from conftest import cli, cli_in_process, out_values, rows
 from html_pages import CASES_FILE, HOSTILE_ARG, HOSTILE_TEXT, HOSTILE_TOOL, instruction
 from shared_suites import built_once, digest, session_folder
 
-from traceladder.reporting.html import render_html
+from traceladder.report.html import render_html
 
 MEGABYTE = 1_000_000
 NOTE = " (not evaluated: invariants)"  # what the fold appends to a PASS when invariants could not run

@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, cli, out_values, rows
 from html_pages import HOSTILE_ARG, HOSTILE_TEXT, HOSTILE_TOOL, instruction
 
-from traceladder.reporting.html import render_html
+from traceladder.report.html import render_html
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from math import comb
 
 import pytest
 
-from traceladder.reporting.comparison import compare_sides
-from traceladder.reporting.leaderboard import leaderboard
-from traceladder.reporting.paired import PairedOutcome, mcnemar, mcnemar_exact, pair
+from traceladder.report.comparison import compare_sides
+from traceladder.report.leaderboard import leaderboard
+from traceladder.report.paired import PairedOutcome, mcnemar, mcnemar_exact, pair
 
 
 @pytest.mark.parametrize(

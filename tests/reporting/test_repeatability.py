@@ -1,4 +1,4 @@
-"""Whether runs repeat one configuration is one rule (`reporting.repeatability`): a consistency
+"""Whether runs repeat one configuration is one rule (`report.repeatability`): a consistency
 record and a baseline lock ask it and give the same reason for the same runs."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class _Run:
 
 
 def test_the_first_difference_is_the_answer_in_one_order():
-    from traceladder.reporting.repeatability import listed_twice, not_repeated
+    from traceladder.report.repeatability import listed_twice, not_repeated
 
     assert listed_twice(["b", "a", "b", "a"]) == "a" and listed_twice(["a", "b"]) is None
     assert not_repeated([_Run("a"), _Run("b")]) is None

@@ -23,7 +23,7 @@ from tests.scripted_server import ModelServer, Reply
 from traceladder.cli.main import main
 from traceladder.instrumentation import semconv as sc
 from traceladder.schemas import SchemaViolation
-from traceladder.storage.db import open_store
+from traceladder.store.db import open_store
 from traceladder.workflows import baseline_files, report_files
 
 SCHEMAS = ROOT / "traceladder" / "schemas"

@@ -1,5 +1,5 @@
 """Bounded memory for `report` (issue 36): the summary is counted in SQL and the per-trace results
-are rendered a batch at a time (`storage.run_report.BATCH_TRACES`), so the peak memory of the
+are rendered a batch at a time (`store.run_report.BATCH_TRACES`), so the peak memory of the
 real CLI does not grow with the run — measured as the child's peak RSS (`tests/peak_rss.py`), as
 `evaluate`'s is in tests/evaluation/test_memory.py.
 
@@ -24,8 +24,8 @@ from bulk_store import bulk_store, judged_runs_store
 from conftest import ROOT, cli
 from peak_rss import run_measuring_peak
 
-from traceladder.storage.db import Store
-from traceladder.storage.run_report import BATCH_TRACES, Aggregates, aggregates, scope_of_run
+from traceladder.store.db import Store
+from traceladder.store.run_report import BATCH_TRACES, Aggregates, aggregates, scope_of_run
 
 _STORES: dict[int, Path] = {}
 

@@ -14,10 +14,10 @@ import duckdb
 import pytest
 from conftest import cli
 
-from traceladder.extraction.version import EXTRACTION_VERSION, conventions_stamp
-from traceladder.live.stats import two_proportion_z, wilson
-from traceladder.storage.db import Store
-from traceladder.storage.migrations import MIGRATIONS
+from traceladder.extract.version import EXTRACTION_VERSION, conventions_stamp
+from traceladder.report.stats import two_proportion_z, wilson
+from traceladder.store.db import Store
+from traceladder.store.migrations import MIGRATIONS
 
 DAY1 = datetime(2024, 5, 1, 10, 0)
 _ids = count(1)

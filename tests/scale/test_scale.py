@@ -21,12 +21,12 @@ from conftest import cli
 from scale_helpers import assert_same_results, counts, dataset, no_judge, results
 
 from traceladder.errors import UserError
-from traceladder.evaluation.executors import DaskExecutor, InProcess
-from traceladder.evaluation.shards import ShardJob, evaluate_source
-from traceladder.span_sources import open_source
-from traceladder.span_sources.parquet import ParquetSource
-from traceladder.span_sources.shard import shard_of
-from traceladder.span_sources.store import StoreSource
+from traceladder.evaluate.executors import DaskExecutor, InProcess
+from traceladder.evaluate.shards import ShardJob, evaluate_source
+from traceladder.receive.span_sources import open_source
+from traceladder.receive.span_sources.parquet import ParquetSource
+from traceladder.receive.span_sources.shard import shard_of
+from traceladder.receive.span_sources.store import StoreSource
 
 
 @pytest.fixture(scope="module")

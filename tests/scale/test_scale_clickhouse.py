@@ -17,11 +17,11 @@ from conftest import ROOT
 from scale_helpers import AGENT_SPANS, assert_same_results, counts, dataset, trace_shards
 
 from traceladder.errors import UserError
-from traceladder.evaluation.executors import InProcess
-from traceladder.evaluation.shards import ShardJob, evaluate_source
-from traceladder.span_sources.clickhouse import ClickHouseSource, parse_clickhouse
-from traceladder.span_sources.otel_traces import OTEL_TRACES_SCHEMA, as_string
-from traceladder.span_sources.shard import CLICKHOUSE_SHARD
+from traceladder.evaluate.executors import InProcess
+from traceladder.evaluate.shards import ShardJob, evaluate_source
+from traceladder.receive.span_sources.clickhouse import ClickHouseSource, parse_clickhouse
+from traceladder.receive.span_sources.otel_traces import OTEL_TRACES_SCHEMA, as_string
+from traceladder.receive.span_sources.shard import CLICKHOUSE_SHARD
 
 DDL = ROOT / "tests" / "fixtures" / "clickhouse" / "otel_traces.sql"
 
@@ -61,8 +61,8 @@ def test_judged_from_clickhouse_like_from_the_store(data, source, tmp_path):
 def test_every_source_names_the_runs_and_models_the_store_does(data, source):
     """What decides the default judge is read from the spans alike everywhere: the store, its
     Parquet export and ClickHouse name the same simulated run and model, and one run alone."""
-    from traceladder.span_sources.parquet import ParquetSource
-    from traceladder.span_sources.store import StoreSource
+    from traceladder.receive.span_sources.parquet import ParquetSource
+    from traceladder.receive.span_sources.store import StoreSource
 
     store = StoreSource(data / "store.duckdb")
     [(run_id, model)] = store.run_models(None)
@@ -116,8 +116,8 @@ def test_legacy_spellings_wrapped_durations_and_span_events(source):
         ).to_pylist()
         assert (span["kind"], span["status_code"], span["status_message"]) == ("CLIENT", "ERROR", "boom")
         assert (span["start_ns"], span["end_ns"], span["parent_span_id"]) == (ts, ts, None)
-        from traceladder.storage.db import Store
-        from traceladder.storage.writes import write_batch
+        from traceladder.store.db import Store
+        from traceladder.store.writes import write_batch
 
         with Store(Path(":memory:")) as scratch:
             write_batch(scratch, spans=shard)

@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from conftest import cli
 
-from traceladder.otlp import decode_traces
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.fold import fold_pending
-from traceladder.storage.segments import SegmentWriter, pending, segment_root
+from traceladder.decode import decode_traces
+from traceladder.store.db import Store, open_store
+from traceladder.store.fold import fold_pending
+from traceladder.store.segments import SegmentWriter, pending, segment_root
 
 
 def span_table(scenario: str = "otel-genai-openai/parallel") -> pa.Table:

@@ -16,8 +16,8 @@ from receiver import ServeProcess
 from test_segments import span_table
 from test_serve import request, span, unique_request
 
-from traceladder.storage.db import open_store
-from traceladder.storage.segments import SegmentWriter, pending, segment_root
+from traceladder.store.db import open_store
+from traceladder.store.segments import SegmentWriter, pending, segment_root
 
 
 def count(db: Path, table: str = "spans") -> tuple[int, str]:

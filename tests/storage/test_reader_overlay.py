@@ -18,9 +18,9 @@ from conftest import cli, cli_in_process, out_value
 from receiver import JS, ServeProcess
 from tagged_traces import _traces
 
-from traceladder.otlp import decode_traces
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.segments import SegmentWriter, pending, segment_root
+from traceladder.decode import decode_traces
+from traceladder.store.db import Store, open_store
+from traceladder.store.segments import SegmentWriter, pending, segment_root
 
 PENDING_TRACE = f"{3:08x}{0:024x}"  # the first trace of the pending OTLP/JSON request (seq 3)
 FIXTURE = "otel-genai-openai/parallel"  # a second pending segment, from a real producer

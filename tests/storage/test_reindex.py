@@ -24,7 +24,7 @@ import pytest
 
 from tests.conftest import ROOT, cli, cli_in_process
 from tests.otlp_helpers import TID, req_json, span_json
-from traceladder.extraction.version import EXTRACTION_VERSION
+from traceladder.extract.version import EXTRACTION_VERSION
 from traceladder.workflows.reindex import reindex
 
 FIXTURES = ROOT / "tests" / "fixtures"

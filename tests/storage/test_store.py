@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.conftest import ROOT, cli
 from traceladder.errors import UserError
-from traceladder.storage import DuckDBSpanExporter, Store
+from traceladder.store import DuckDBSpanExporter, Store
 
 
 def documented_schema() -> dict[str, list[tuple[str, str]]]:
@@ -109,7 +109,7 @@ def test_a_store_held_by_another_process_gives_one_clear_line(tmp_path):
     db = tmp_path / "held.duckdb"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         f"import time; from traceladder.storage import Store; s = Store({str(db)!r}); print('ready', flush=True); time.sleep(60)"],
+         f"import time; from traceladder.store import Store; s = Store({str(db)!r}); print('ready', flush=True); time.sleep(60)"],
         cwd=ROOT, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -140,7 +140,7 @@ def test_a_command_waits_for_a_store_held_briefly(tmp_path):
     db = tmp_path / "briefly.duckdb"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         f"import time; from traceladder.storage import Store; s = Store({str(db)!r}); print('ready', flush=True); time.sleep(2); s.close(); time.sleep(30)"],
+         f"import time; from traceladder.store import Store; s = Store({str(db)!r}); print('ready', flush=True); time.sleep(2); s.close(); time.sleep(30)"],
         cwd=ROOT, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -162,9 +162,9 @@ def test_read_only_open_of_a_missing_or_foreign_file(tmp_path):
 
 
 def test_opening_the_store_again_in_process_does_not_interrupt_a_live_run(tmp_path, retail):
-    from traceladder.agent.client import choose_model
-    from traceladder.agent.config import AgentConfig
-    from traceladder.agent.runner import RunOptions, run_suite
+    from traceladder.produce.agent.client import choose_model
+    from traceladder.produce.agent.config import AgentConfig
+    from traceladder.produce.agent.runner import RunOptions, run_suite
 
     db = tmp_path / "live.duckdb"
     seen = []
@@ -186,7 +186,7 @@ def test_results_of_an_older_store_are_carried_into_long_form(tmp_path):
     `results` view reads back exactly what the old table held."""
     import duckdb
 
-    from traceladder.storage.migrations import MIGRATIONS
+    from traceladder.store.migrations import MIGRATIONS
 
     db = tmp_path / "old.duckdb"
     wide = [

@@ -9,11 +9,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from traceladder.ingest.run import ingest
-from traceladder.storage import Store
-from traceladder.storage.compression import ZSTD_COLUMNS, spans_compressed
-from traceladder.storage.spans import SPAN_SCHEMA
-from traceladder.storage.writes import write_batch
+from traceladder.receive.ingest.run import ingest
+from traceladder.store import Store
+from traceladder.store.compression import ZSTD_COLUMNS, spans_compressed
+from traceladder.store.spans import SPAN_SCHEMA
+from traceladder.store.writes import write_batch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import otlp_workload  # noqa: E402

@@ -10,9 +10,9 @@ import sys
 import time
 from typing import Any
 
-from traceladder.evaluation.trace_schemas import trace_registry
-from traceladder.evaluators.schema import check_calls
-from traceladder.evaluators.types import Call
+from traceladder.evaluate.rungs.schema import check_calls
+from traceladder.evaluate.rungs.types import Call
+from traceladder.evaluate.trace_schemas import trace_registry
 
 
 def obj(properties: dict[str, Any]) -> dict[str, Any]:

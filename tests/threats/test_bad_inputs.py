@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import ROOT, cli, cli_in_process
 from tests.peak_rss import run_measuring_peak
-from traceladder.domain.retail.domain import RETAIL_DATA_FILES, read_data_files
+from traceladder.suite.domain.retail.domain import RETAIL_DATA_FILES, read_data_files
 
 DEEP = "[" * 100_000 + "]" * 100_000  # json.loads raises RecursionError on this
 

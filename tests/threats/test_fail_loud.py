@@ -21,8 +21,8 @@ from tests.conftest import ROOT, cli, cli_in_process
 from tests.threats.test_bad_inputs import assert_contract
 
 HANG = 120  # seconds: far beyond any of these commands on a loaded machine, far below forever
-META = ROOT / "traceladder" / "judge" / "meta" / "retail_v1.jsonl"
-SUITE = ROOT / "traceladder" / "domain" / "retail" / "data" / "retail_fc.jsonl"
+META = ROOT / "traceladder" / "evaluate" / "judge" / "meta" / "retail_v1.jsonl"
+SUITE = ROOT / "traceladder" / "suite" / "domain" / "retail" / "data" / "retail_fc.jsonl"
 RECURSIVE = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import cli, rows
 from tests.scripted_server import JudgeServer, ModelServer, Reply, StatusServer, chat_reply
-from traceladder.cases import load_cases
+from traceladder.suite.cases import load_cases
 
 CASES = {c.id: c for c in load_cases()}
 SECRET = "sk-test-s3cr3t-never-shown"

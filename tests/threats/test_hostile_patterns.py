@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from traceladder.evaluators.untrusted_schema import schema_errors, untrusted_validator, unusable
+from traceladder.evaluate.rungs.untrusted_schema import schema_errors, untrusted_validator, unusable
 
 HOSTILE = "^(a+)+$"  # exponential for a backtracking engine on "aaa…a!"
 LONG = "a" * 1_000  # 2^1000 paths for `re`; short enough that the message is not cut

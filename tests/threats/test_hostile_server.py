@@ -17,11 +17,11 @@ import pytest
 
 from tests.conftest import ROOT, as_foreground, cli, out_value, rows
 from tests.scripted_server import ModelServer, Reply, chat_reply
-from traceladder.agent.client import choose_model
-from traceladder.agent.config import AgentConfig
-from traceladder.agent.runner import RunOptions, run_suite
-from traceladder.cases import load_cases
-from traceladder.storage import Store
+from traceladder.produce.agent.client import choose_model
+from traceladder.produce.agent.config import AgentConfig
+from traceladder.produce.agent.runner import RunOptions, run_suite
+from traceladder.store import Store
+from traceladder.suite.cases import load_cases
 
 CASES = {c.id: c for c in load_cases()}
 NO_KEY = {"OPENAI_API_KEY": "k-test"}

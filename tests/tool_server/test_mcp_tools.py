@@ -20,13 +20,13 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from opentelemetry.trace import SpanKind
 
-from traceladder.domain.registry import load_domain
 from traceladder.instrumentation.tracing import make_tracer_provider
-from traceladder.storage.db import Store
-from traceladder.storage.exporter import DuckDBSpanExporter
-from traceladder.subject.toolbox import ToolBox
-from traceladder.tool_server.cases import LocalCase
-from traceladder.tool_server.http_transport import start
+from traceladder.produce.subject.toolbox import ToolBox
+from traceladder.produce.tool_server.cases import LocalCase
+from traceladder.produce.tool_server.http_transport import start
+from traceladder.store.db import Store
+from traceladder.store.exporter import DuckDBSpanExporter
+from traceladder.suite.domain.registry import load_domain
 
 ORDER = {"order_id": "W441"}  # in the retail fixtures
 SPANS = (

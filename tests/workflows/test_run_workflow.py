@@ -7,7 +7,7 @@ import json
 import os
 
 from tests.conftest import ROOT, cli, out_values
-from traceladder.storage.db import open_store
+from traceladder.store.db import open_store
 from traceladder.workflows.run import RunRequest, run
 
 CASES = ("fc-d1-001", "fc-d2-001", "fc-d3-001", "fc-d4-001")
@@ -134,7 +134,7 @@ def test_the_run_workflow_takes_a_typed_request(tmp_path):
 
 
 def test_the_evaluate_workflow_takes_a_typed_request(tmp_path):
-    from traceladder.judge.choice import JudgeRequest
+    from traceladder.evaluate.judge.choice import JudgeRequest
     from traceladder.workflows.evaluate import EvaluateRequest, evaluate
 
     db = tmp_path / "store.duckdb"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from traceladder.errors import UserError
-from traceladder.serve.handler import ReceiverConfig
-from traceladder.serve.server import ServeOptions
-from traceladder.storage.db import open_store
-from traceladder.storage.recorded import Selection
+from traceladder.receive.serve.handler import ReceiverConfig
+from traceladder.receive.serve.server import ServeOptions
+from traceladder.store.db import open_store
+from traceladder.store.recorded import Selection
 from traceladder.workflows.baseline_files import CheckRequest, check_baseline
 from traceladder.workflows.compare_runs import CompareRequest, compare
 from traceladder.workflows.consistency_record import ConsistencyRequest, consistency_of

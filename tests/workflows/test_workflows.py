@@ -13,9 +13,9 @@ import pytest
 from shared_suites import built_once, digest, session_folder
 
 from tests.conftest import ROOT, cli, cli_in_process, out_values
-from traceladder.cases import load_cases
 from traceladder.cli.docs import render_cli_docs
-from traceladder.reporting.consistency import consistency, pass_at_k, pass_hat_k
+from traceladder.report.consistency import consistency, pass_at_k, pass_hat_k
+from traceladder.suite.cases import load_cases
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from traceladder.cli.common import db_path, domain_name, ladder_for, terminal
 from traceladder.cli.judge_options import judge_options, say_judged
 from traceladder.errors import ExitCode, UserError
-from traceladder.reporting.terminal import render_text
-from traceladder.storage.db import Store, open_store
+from traceladder.report.terminal import render_text
+from traceladder.store.db import Store, open_store
 
 if TYPE_CHECKING:
     from traceladder.workflows.agent_run import AgentRunRequest
@@ -64,9 +64,9 @@ def wants_agent(args: argparse.Namespace) -> bool:
 def agent_request(args: argparse.Namespace) -> AgentRunRequest:
     """The `AgentRunRequest` the flags of `run` (or `baseline init`, which has no --repeat,
     --resume or --no-report) ask for; `UserError` for a flag of the built-in loop."""
-    from traceladder.agent.client import choose_model
-    from traceladder.agent.config import DEFAULT_MAX_TOKENS
-    from traceladder.agent.sim import is_sim
+    from traceladder.produce.agent.client import choose_model
+    from traceladder.produce.agent.config import DEFAULT_MAX_TOKENS
+    from traceladder.produce.agent.sim import is_sim
     from traceladder.workflows.agent_run import AgentRunRequest
 
     for dest, (flag, default) in _LOOP_FLAGS.items():

@@ -14,8 +14,8 @@ from traceladder.cli.judge_options import say_judged
 from traceladder.cli.run_options import add_run_options, run_request
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
-from traceladder.reporting.baseline import MIN_RUNS
-from traceladder.storage.db import Store, open_store
+from traceladder.report.baseline import MIN_RUNS
+from traceladder.store.db import Store, open_store
 from traceladder.workflows.baseline_files import (
     CheckRequest,
     LockRequest,

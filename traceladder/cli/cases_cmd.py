@@ -7,13 +7,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from traceladder.cases.coverage import coverage_markdown
-from traceladder.cases.loader import load_cases, suite_path
-from traceladder.cases.validator import validate_suite
 from traceladder.cli.common import add_domain_option, domain_name, int_range
-from traceladder.domain.registry import load_domain
 from traceladder.errors import ExitCode, UserError
 from traceladder.files import write_text
+from traceladder.suite.cases.coverage import coverage_markdown
+from traceladder.suite.cases.loader import load_cases, suite_path
+from traceladder.suite.cases.validator import validate_suite
+from traceladder.suite.domain.registry import load_domain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,7 +84,7 @@ def _register_from_traces(actions: argparse._SubParsersAction) -> None:
 
 def run_from_traces(args: argparse.Namespace) -> int:
     from traceladder.cli.common import db_path
-    from traceladder.storage.recorded import Selection
+    from traceladder.store.recorded import Selection
     from traceladder.workflows.from_traces import FromTracesRequest, record_suite
 
     selection = Selection(

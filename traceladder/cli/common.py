@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from traceladder.evaluation.assemble import LiveOptions
-    from traceladder.evaluators.ladder import Ladder
+    from traceladder.evaluate.assemble import LiveOptions
+    from traceladder.evaluate.rungs.ladder import Ladder
 
 DEFAULT_DB = "traceladder.duckdb"
 
@@ -36,7 +36,7 @@ def db_path(args: argparse.Namespace) -> Path:
     """The store's path (--db, $TRACELADDER_DB, the default), refused at once when it exists and is
     not a regular file: DuckDB would block forever opening a FIFO, and a command should not run
     for minutes (`run`) before it finds out. A missing path is each command's own decision."""
-    from traceladder.storage.store_file import check_store_path
+    from traceladder.store.store_file import check_store_path
 
     path = Path(args.db or os.environ.get("TRACELADDER_DB") or DEFAULT_DB)
     check_store_path(path)
@@ -102,7 +102,7 @@ def add_domain_option(parser: argparse.ArgumentParser, help_text: str | None = N
 
 
 def domain_name(args: argparse.Namespace) -> str:
-    from traceladder.domain.registry import DEFAULT_DOMAIN
+    from traceladder.suite.domain.registry import DEFAULT_DOMAIN
 
     return str(args.domain or DEFAULT_DOMAIN)
 
@@ -146,13 +146,13 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
 
 
 def live_options(args: argparse.Namespace) -> LiveOptions:
-    from traceladder.evaluation.assemble import LiveOptions
-    from traceladder.evaluation.trace_schemas import load_tools_file
+    from traceladder.evaluate.assemble import LiveOptions
+    from traceladder.evaluate.trace_schemas import load_tools_file
     from traceladder.sampling import Sampling
 
     policies = None
     if args.policy:
-        from traceladder.evaluation.policy_file import load_policy
+        from traceladder.evaluate.policy_file import load_policy
 
         policies = load_policy(args.policy)
     return LiveOptions(
@@ -186,7 +186,7 @@ def add_rungs_option(parser: argparse.ArgumentParser) -> None:
 def ladder_for(args: argparse.Namespace) -> Ladder:
     """The ladder these arguments ask for: the built-in rungs plus the plug-ins `--rungs` names,
     else those the project's traceladder.toml names. An unknown name is a `UserError`."""
-    from traceladder.evaluators.ladder import load_ladder
+    from traceladder.evaluate.rungs.ladder import load_ladder
     from traceladder.project_config import load_project_config
 
     names = args.rungs if args.rungs is not None else load_project_config().rungs

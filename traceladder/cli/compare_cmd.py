@@ -12,7 +12,7 @@ from pathlib import Path
 from traceladder.cli.common import add_db_option, db_path
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
-from traceladder.reporting.comparison_text import render_comparison
+from traceladder.report.comparison_text import render_comparison
 from traceladder.workflows.compare_runs import CompareRequest, compare, run_group
 
 DEFAULT_ALPHA = 0.05

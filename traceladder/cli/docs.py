@@ -35,7 +35,7 @@ a `--tools` file, a policy file or a price table is untrusted data (enforced by
 `tests/threats/test_trust_boundary.py`, `tests/threats/test_folder_files.py` and the fuzz test
 `tests/threats/test_file_inputs_fuzz.py`):
 
-- **Tool schemas** are compiled by one module (`evaluators/untrusted_schema.py`). No `$ref` is ever
+- **Tool schemas** are compiled by one module (`evaluate/rungs/untrusted_schema.py`). No `$ref` is ever
   resolved outside the schema itself: a `$ref` to a URL or a file is a finding ("is not a pointer
   into the definition itself"), never a fetch, and a `$ref` to a missing place is a clear error
   ("leads nowhere a schema is"). Every `pattern` and `patternProperties` key runs on a linear-time

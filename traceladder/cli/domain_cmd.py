@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from traceladder.cli.common import add_domain_option, domain_name
-from traceladder.domain.base import Domain
-from traceladder.domain.registry import available, load_domain
-from traceladder.domain.validate import validate_domain, validate_files
 from traceladder.errors import ExitCode, UserError
+from traceladder.suite.domain.base import Domain
+from traceladder.suite.domain.registry import available, load_domain
+from traceladder.suite.domain.validate import validate_domain, validate_files
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +42,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from traceladder.domain.declarative import directory_spec, read_directory
+    from traceladder.suite.domain.declarative import directory_spec, read_directory
 
     directory = directory_spec(domain_name(args), frozenset(available()))
     if directory is not None:  # a declarative domain: every problem of its files, one line each

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from traceladder.cli.common import add_db_option, db_path, int_range
 from traceladder.errors import ExitCode
-from traceladder.span_sources.parquet import export_parquet
-from traceladder.storage.db import open_store
+from traceladder.receive.span_sources.parquet import export_parquet
+from traceladder.store.db import open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from traceladder.cli.common import add_db_option, db_path, run_id_arg
 from traceladder.errors import ExitCode
 from traceladder.files import append_text, write_text
-from traceladder.reporting.gate import markdown_summary, step_outputs
+from traceladder.report.gate import markdown_summary, step_outputs
 from traceladder.workflows.gate_run import GateRequest, run_gate
 
 

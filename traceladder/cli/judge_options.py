@@ -3,8 +3,8 @@
 Which judge: `--judge-model`, else `TRACELADDER_JUDGE_MODEL`, else `sim:judge` when every run
 judged used a simulated model (the simulator's traces get the simulated judge, so `make eval`
 exercises rung 5 with no key), else none — rung 5 is then `not_evaluated`, said so. Which model a
-run used is read from its spans (`judge.choice.simulated_runs`), so the store and any copy of its spans (a
-Parquet export, ClickHouse) get the same judge and the same verdicts.
+run used is read from its spans (`evaluate.judge.choice.simulated_runs`), so the store and any
+copy of its spans (a Parquet export, ClickHouse) get the same judge and the same verdicts.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from traceladder.evaluation.evaluate import EvaluationSummary
-from traceladder.judge.choice import JudgeRequest, resolve_judge
-from traceladder.judge.phase import JudgeBudget, JudgeOptions
+from traceladder.evaluate.judge.choice import JudgeRequest, resolve_judge
+from traceladder.evaluate.judge.phase import JudgeBudget, JudgeOptions
+from traceladder.evaluate.passes import EvaluationSummary
 from traceladder.text import printable
 
 _BUDGET = re.compile(r"^\s*(\d+)\s*(calls?|tokens?)?\s*$")

@@ -46,9 +46,9 @@ def _store_conventions(db: str | None) -> str | None:
         return None
     from pathlib import Path
 
-    from traceladder.storage.db import open_store
-    from traceladder.storage.settings import CONVENTIONS, recorded
-    from traceladder.storage.store_file import check_store_path
+    from traceladder.store.db import open_store
+    from traceladder.store.settings import CONVENTIONS, recorded
+    from traceladder.store.store_file import check_store_path
 
     path = Path(db)
     check_store_path(path)

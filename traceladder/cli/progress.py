@@ -4,7 +4,7 @@
     [4/72] fc-d1-004 PASS by the code rungs; rung 5 after the run · eta 40s
     [5/72] fc-d3-005 AGENT_ERROR api_error (http_500) · eta 39s
 
-— the case's verdict by the code rungs (`evaluation.code_rungs`; an agent error is its own
+— the case's verdict by the code rungs (`evaluate.code_rungs`; an agent error is its own
 verdict) and the time left at the rate cases finished so far in this process. On a terminal the
 same lines scroll above a bar. Without an evaluation to follow (`--no-report`) a line says only
 that the case was answered.
@@ -19,15 +19,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from traceladder.cases.model import Case
-from traceladder.evaluation.code_rungs import CodeRungVerdicts, CodeVerdict
-from traceladder.evaluators.ladder import Ladder
-from traceladder.evaluators.types import VerdictValue
-from traceladder.storage.db import Store
+from traceladder.evaluate.code_rungs import CodeRungVerdicts, CodeVerdict
+from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.evaluate.rungs.types import VerdictValue
+from traceladder.store.db import Store
+from traceladder.suite.cases.model import Case
 from traceladder.text import printable
 
 if TYPE_CHECKING:
-    from traceladder.agent.runner import CaseEnd
+    from traceladder.produce.agent.runner import CaseEnd
     from traceladder.workflows.run import PreparedRun, Progress, ProgressFor
 
 
@@ -149,7 +149,7 @@ class _Shown:
         self.progress, self.prepared, self.tick = progress, prepared, tick
 
     def start(self, run_id: str, verdicts: CodeRungVerdicts | None) -> None:
-        from traceladder.agent.client import announce_default
+        from traceladder.produce.agent.client import announce_default
 
         announce_default(self.prepared.choice)
         self.progress.start(run_id, verdicts)

@@ -14,10 +14,10 @@ from pathlib import Path
 from traceladder.cli.common import add_db_option, db_path, run_id_arg, terminal
 from traceladder.errors import ExitCode, UserError
 from traceladder.files import write_chunks, write_text
-from traceladder.live import DEFAULT_LIVE_HOURS
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.readers import latest_run
-from traceladder.storage.run_report import REPORT_MEMORY
+from traceladder.report import DEFAULT_LIVE_HOURS
+from traceladder.store.db import Store, open_store
+from traceladder.store.readers import latest_run
+from traceladder.store.run_report import REPORT_MEMORY
 from traceladder.workflows.report_formats import (
     FORMATS,
     HTML,
@@ -142,7 +142,7 @@ def _run_report(args: argparse.Namespace, fmt: ReportFormat, store: Store, db: P
     with nullcontext() if fmt.page else store.memory_limit(REPORT_MEMORY, threads=1):
         request = ReportRequest(store, args.run or latest_run(store), compare_run=args.compare)
         if fmt is TEXT and not args.output:
-            from traceladder.reporting.terminal import render_text  # rich: only when printing text
+            from traceladder.report.terminal import render_text  # rich: only when printing text
 
             opened = request.opened
             render_text(
@@ -169,7 +169,7 @@ def _page_path(db: Path, name: str) -> Path:
 
 
 def _live_page(args: argparse.Namespace) -> int:
-    from traceladder.live.trend import open_trend_store
+    from traceladder.report.trend import open_trend_store
     from traceladder.workflows.html_pages import live_page
 
     now = datetime.now(UTC)
@@ -182,7 +182,7 @@ def _live_page(args: argparse.Namespace) -> int:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from traceladder.reporting.leaderboard import render_leaderboard
+    from traceladder.report.leaderboard import render_leaderboard
     from traceladder.workflows.compare_runs import leaderboard_of
 
     with open_store(db_path(args), read_only=True) as store:

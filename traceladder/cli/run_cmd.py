@@ -11,8 +11,8 @@ from traceladder.cli.common import db_path, terminal
 from traceladder.cli.judge_options import say_judged
 from traceladder.cli.run_options import add_run_options, run_request
 from traceladder.errors import ExitCode, UserError
-from traceladder.reporting.terminal import render_text
-from traceladder.storage.db import open_store
+from traceladder.report.terminal import render_text
+from traceladder.store.db import open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

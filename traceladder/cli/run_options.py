@@ -8,7 +8,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from traceladder.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS
 from traceladder.cli.agent_options import add_agent_options
 from traceladder.cli.common import (
     add_db_option,
@@ -20,6 +19,7 @@ from traceladder.cli.common import (
     seconds,
 )
 from traceladder.cli.judge_options import add_judge_options, judge_request
+from traceladder.produce.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS
 
 if TYPE_CHECKING:
     from traceladder.workflows.run import RunRequest

@@ -14,7 +14,7 @@ from traceladder.cli.common import (
 )
 from traceladder.cli.judge_options import add_judge_options, judge_options, say_judged
 from traceladder.errors import ExitCode
-from traceladder.storage.db import open_store
+from traceladder.store.db import open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

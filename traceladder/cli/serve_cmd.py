@@ -7,8 +7,8 @@ import os
 import re
 
 from traceladder.cli.common import add_db_option, db_path, int_range, sample_rate, seconds
-from traceladder.serve.handler import ReceiverConfig
-from traceladder.serve.server import TOKEN_ENV, ServeOptions
+from traceladder.receive.serve.handler import ReceiverConfig
+from traceladder.receive.serve.server import TOKEN_ENV, ServeOptions
 
 DEFAULT_MAX_BODY = 64 << 20  # the OTLP spec's recommended cap for a decompressed request
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,

@@ -18,8 +18,8 @@ from rich.text import Text
 
 from traceladder.cli.common import add_db_option, db_path, seconds, terminal
 from traceladder.errors import ExitCode, UserError
-from traceladder.storage.db import open_store
-from traceladder.storage.query import QUERY_SURFACE, QueryResult, lock_down, run_query
+from traceladder.store.db import open_store
+from traceladder.store.query import QUERY_SURFACE, QueryResult, lock_down, run_query
 from traceladder.text import printable
 
 # The table view is for reading: at most this many rows, each cell cut to CELL_CHARS characters

@@ -16,8 +16,8 @@ from traceladder.cli.common import add_db_option, add_domain_option, db_path, do
 from traceladder.errors import ExitCode, UserError
 
 if TYPE_CHECKING:
-    from traceladder.domain.base import Domain
-    from traceladder.tool_server.standalone import StandaloneCases
+    from traceladder.produce.tool_server.standalone import StandaloneCases
+    from traceladder.suite.domain.base import Domain
 
 CASE_ENV, TOOLS_URL_ENV, TRACEPARENT_ENV = "TRACELADDER_CASE_ID", "TRACELADDER_TOOLS_URL", "TRACEPARENT"
 
@@ -53,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
     from traceladder.extras import require
 
     require("mcp", "traceladder tools serve")
-    from traceladder.domain.registry import load_domain
+    from traceladder.suite.domain.registry import load_domain
 
     domain = load_domain(domain_name(args))
     if args.transport == "stdio":
@@ -62,8 +62,8 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _stdio(args: argparse.Namespace, domain: Domain) -> int:
-    from traceladder.tool_server.cases import ForwardedCase
-    from traceladder.tool_server.stdio_transport import serve_stdio
+    from traceladder.produce.tool_server.cases import ForwardedCase
+    from traceladder.produce.tool_server.stdio_transport import serve_stdio
 
     case_id = args.case or os.environ.get(CASE_ENV)
     if not case_id:
@@ -80,7 +80,7 @@ def _stdio(args: argparse.Namespace, domain: Domain) -> int:
 
 
 def _http(args: argparse.Namespace, domain: Domain) -> int:
-    from traceladder.tool_server.http_transport import start
+    from traceladder.produce.tool_server.http_transport import start
 
     stop = threading.Event()
 
@@ -106,9 +106,9 @@ def _standalone(
     """Cases with sandboxes of their own, their spans written to --db (and to OTLP when the
     standard variables say so), flushed and the store closed on the way out."""
     from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
-    from traceladder.storage.db import open_store
-    from traceladder.storage.exporter import DuckDBSpanExporter
-    from traceladder.tool_server.standalone import StandaloneCases, parent_from_traceparent
+    from traceladder.produce.tool_server.standalone import StandaloneCases, parent_from_traceparent
+    from traceladder.store.db import open_store
+    from traceladder.store.exporter import DuckDBSpanExporter
 
     parent = parent_from_traceparent(traceparent)
     with open_store(db_path(args)) as store:

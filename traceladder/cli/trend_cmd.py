@@ -17,7 +17,7 @@ from rich.text import Text
 from traceladder.cli.common import add_db_option, db_path, int_range, terminal
 from traceladder.errors import ExitCode
 from traceladder.files import strict_json_value
-from traceladder.live.trend import (
+from traceladder.report.trend import (
     BY_CHOICES,
     DEFAULT_ALPHA,
     DEFAULT_MIN_TRACES,

@@ -21,8 +21,8 @@ from traceladder.cli.common import (
 )
 from traceladder.cli.judge_options import add_judge_options, judge_options
 from traceladder.errors import ExitCode
-from traceladder.live.watch import WatchOptions, watch
 from traceladder.text import printable
+from traceladder.workflows.watch import WatchOptions, watch
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,15 +5,15 @@ stops the caller: it cannot be reached (connection refused, DNS, TLS, a connect 
 refuses the key (401) or the request (403). Anything else — 404 (many local servers have no
 `/models` route, so a 404 there is not "model not found"), 405/501, 429, 5xx, a read timeout, a
 page that is not JSON — proves nothing, and the caller goes on: its first model request is then
-the probe (`traceladder.agent.breaker`), where a 404 does mean the model or the path is wrong.
+the probe (`traceladder.produce.agent.breaker`), where a 404 does mean the model or the path is wrong.
 """
 
 from __future__ import annotations
 
 import openai
 
-from traceladder.agent.retry import classify, connection_cause
 from traceladder.errors import UserError
+from traceladder.produce.agent.retry import classify, connection_cause
 
 # Request error types that show the endpoint itself is unusable when nothing has worked yet.
 DECISIVE = frozenset({"http_401", "http_403", "http_404", "connection"})

@@ -66,7 +66,7 @@ CASE_REPEAT: Final = "traceladder.case.repeat"
 # The 0-based turn of a multi-turn case a trace played (absent on a single-turn case's trace).
 CASE_TURN: Final = "traceladder.case.turn"
 # Who a span speaks for when it is not the agent: `simulated_user` marks the spans of the user a
-# goal case's simulated user plays (`agent.user_sim`). Extraction never reads a marked span as the
+# goal case's simulated user plays (`produce.agent.user_sim`). Extraction never reads a marked span as the
 # agent's (no tool calls, no model turn, no history), whatever it records.
 ROLE: Final = "traceladder.role"
 ROLE_SIMULATED_USER: Final = "simulated_user"
@@ -87,7 +87,7 @@ CONVENTIONS: Final = "traceladder.conventions"
 REQUEST_RETRIES: Final = "traceladder.request.retries"
 # … and every deviation of the server's response the agent tolerated, one entry per occurrence.
 RESPONSE_QUIRKS: Final = "traceladder.response.quirks"
-# On the judge's own `chat` spans: what it judged and how (traceladder.judge.phase).
+# On the judge's own `chat` spans: what it judged and how (traceladder.evaluate.judge.phase).
 JUDGE_PROMPT_HASH: Final = "traceladder.judge.prompt_hash"
 JUDGE_TRAJECTORY_HASH: Final = "traceladder.judge.trajectory_hash"
 JUDGE_JUDGED_TRACE_ID: Final = "traceladder.judge.judged_trace_id"

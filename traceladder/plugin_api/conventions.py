@@ -3,7 +3,7 @@ producer's spans answer (docs/extending.md, docs/conventions.md). Registered in 
 `traceladder.conventions` entry-point group; read where `[plugins] conventions` or
 `reindex --conventions` names it, and recorded in the store."""
 
-from traceladder.conventions.attribute_values import (
+from traceladder.extract.conventions.attribute_values import (
     ABSENT,
     ARGS_EVENT,
     ARGS_PART_STRING,
@@ -17,8 +17,8 @@ from traceladder.conventions.attribute_values import (
     name_text,
     text,
 )
-from traceladder.conventions.base import LLM, TOOL, Convention, Messages, Role, Side
-from traceladder.conventions.sightings import (
+from traceladder.extract.conventions.base import LLM, TOOL, Convention, Messages, Role, Side
+from traceladder.extract.conventions.sightings import (
     DefinitionList,
     DefinitionSource,
     Execution,
@@ -27,7 +27,7 @@ from traceladder.conventions.sightings import (
     sighting,
     tool_definitions,
 )
-from traceladder.conventions.views import SpanView
+from traceladder.extract.conventions.views import SpanView
 
 __all__ = [
     "ABSENT",

@@ -3,8 +3,8 @@ sandbox, suite and simulated-model hints), registered in the `traceladder.domain
 group and used where `--domain NAME` names it (docs/extending.md). A domain can also be a
 directory of data files, with no code (`--domain DIR`)."""
 
-from traceladder.cases.spec import CategorySpec, SuiteSpec, SuiteTotals
-from traceladder.domain import ChainSpec, Domain, LedgerEntry, Sandbox, SimHints, ToolOutcome
+from traceladder.suite.cases.spec import CategorySpec, SuiteSpec, SuiteTotals
+from traceladder.suite.domain import ChainSpec, Domain, LedgerEntry, Sandbox, SimHints, ToolOutcome
 
 __all__ = [
     "CategorySpec",

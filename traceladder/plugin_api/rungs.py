@@ -3,9 +3,17 @@
 `evaluate(inputs: TraceInputs, analysis) -> RungResult` (docs/extending.md). Registered in the
 `traceladder.rungs` entry-point group; used where `--rungs` or `[plugins] rungs` names it."""
 
-from traceladder.evaluators.analysis import Analysis
-from traceladder.evaluators.inputs import DomainRules, TraceInputs
-from traceladder.evaluators.types import ArgDiff, Call, CallCheck, Expected, Finding, RungResult, RungStatus
+from traceladder.evaluate.rungs.analysis import Analysis
+from traceladder.evaluate.rungs.inputs import DomainRules, TraceInputs
+from traceladder.evaluate.rungs.types import (
+    ArgDiff,
+    Call,
+    CallCheck,
+    Expected,
+    Finding,
+    RungResult,
+    RungStatus,
+)
 
 __all__ = [
     "Analysis",

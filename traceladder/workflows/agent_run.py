@@ -5,7 +5,7 @@ subject (`agent:MODULE:FUNCTION` / `agent-cmd:CMD`) stands in `runs.model`, its 
 and case hash bind it like a model run's, and its version is the `agent_version` input — so
 `report`, `consistency`, `baseline lock`, `gate` and `compare` treat it unchanged, and `compare`
 names the version when two runs differ in it. Cases run through the runner's case pool
-(`agent.case_pool.drive_cases`): concurrency, Ctrl-C, `--resume` and `--repeat` behave as for the
+(`produce.agent.case_pool.drive_cases`): concurrency, Ctrl-C, `--resume` and `--repeat` behave as for the
 built-in loop. As in `workflows.run`, each finished case is settled by the code rungs once (the
 progress line shows it) and the evaluation after the run reuses that settlement: each case
 climbs the ladder once.
@@ -21,39 +21,39 @@ from typing import Any
 
 from opentelemetry import trace
 
-from traceladder.agent.breaker import EndpointBreaker
-from traceladder.agent.case_pool import CaseDrive, drive_cases
-from traceladder.agent.client import DEFAULT_MODEL, choose_model
-from traceladder.agent.config import AgentConfig, redact_url
-from traceladder.agent.run_record import new_run_id, run_selection
-from traceladder.agent.run_types import ProgressFn, RunOptions, RunSummary
-from traceladder.agent.selection import new_selection, resumed_selection
-from traceladder.agent.sim import SimModel, SimSpec, is_sim
-from traceladder.agent.user_client import run_user_model
-from traceladder.cases.hashes import input_hashes
-from traceladder.cases.loader import suite_path
-from traceladder.cases.model import Case
-from traceladder.cases.validator import read_valid_suite
-from traceladder.domain.base import Domain
-from traceladder.domain.registry import load_domain, with_system_prompt
 from traceladder.endpoints.probe import EndpointUnusable
 from traceladder.errors import StoreError, UserError
-from traceladder.evaluation import evaluate_store
-from traceladder.evaluation.code_rungs import CodeRungVerdicts
-from traceladder.evaluation.evaluate import EvaluationSummary
-from traceladder.evaluators.ladder import Ladder
+from traceladder.evaluate import evaluate_store
+from traceladder.evaluate.code_rungs import CodeRungVerdicts
+from traceladder.evaluate.judge.phase import JudgeOptions
+from traceladder.evaluate.passes import EvaluationSummary
+from traceladder.evaluate.rungs.ladder import Ladder
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
-from traceladder.judge.phase import JudgeOptions
-from traceladder.reporting.documents import ReportV1
-from traceladder.storage.db import Store
-from traceladder.storage.runs import NewRun, create_run, mark_running, recorded_config
-from traceladder.subject.attribution import CaseSpanExporter, CaseTraces
-from traceladder.subject.case_input import ModelAccess
-from traceladder.subject.case_run import CaseSetting, run_agent_case
-from traceladder.subject.mcp_tools import mcp_tools
-from traceladder.subject.python_agent import load_agent
-from traceladder.subject.run_server import RunServer, serving
-from traceladder.subject.spec import COMMAND, PYTHON, AgentSpec, agent_spec
+from traceladder.produce.agent.breaker import EndpointBreaker
+from traceladder.produce.agent.case_pool import CaseDrive, drive_cases
+from traceladder.produce.agent.client import DEFAULT_MODEL, choose_model
+from traceladder.produce.agent.config import AgentConfig, redact_url
+from traceladder.produce.agent.run_record import new_run_id, run_selection
+from traceladder.produce.agent.run_types import ProgressFn, RunOptions, RunSummary
+from traceladder.produce.agent.selection import new_selection, resumed_selection
+from traceladder.produce.agent.sim import SimModel, SimSpec, is_sim
+from traceladder.produce.agent.user_client import run_user_model
+from traceladder.produce.subject.attribution import CaseSpanExporter, CaseTraces
+from traceladder.produce.subject.case_input import ModelAccess
+from traceladder.produce.subject.case_run import CaseSetting, run_agent_case
+from traceladder.produce.subject.mcp_tools import mcp_tools
+from traceladder.produce.subject.python_agent import load_agent
+from traceladder.produce.subject.run_server import RunServer, serving
+from traceladder.produce.subject.spec import COMMAND, PYTHON, AgentSpec, agent_spec
+from traceladder.report.documents import ReportV1
+from traceladder.store.db import Store
+from traceladder.store.runs import NewRun, create_run, mark_running, recorded_config
+from traceladder.suite.cases.hashes import input_hashes
+from traceladder.suite.cases.loader import suite_path
+from traceladder.suite.cases.model import Case
+from traceladder.suite.cases.validator import read_valid_suite
+from traceladder.suite.domain.base import Domain
+from traceladder.suite.domain.registry import load_domain, with_system_prompt
 from traceladder.workflows.report_files import load_report, save_json_report
 
 AGENT_VERSION_KEY = "agent_version"  # the input that names the agent's version
@@ -86,7 +86,7 @@ class AgentRunRequest:
     evaluate: bool = True
     ladder: Ladder | None = None
     judge: JudgeOptions | None = None
-    user_model: str | None = None  # plays goal cases' users (`agent.user_client`)
+    user_model: str | None = None  # plays goal cases' users (`produce.agent.user_client`)
 
 
 @dataclass(frozen=True)

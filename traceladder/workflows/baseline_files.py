@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from traceladder.errors import UserError, VerificationFailed
-from traceladder.evaluators.types import VerdictValue
+from traceladder.evaluate.rungs.types import VerdictValue
 from traceladder.files import read_json_object
-from traceladder.reporting.baseline import (
+from traceladder.report.baseline import (
     LockRefused,
     build_baseline,
     check_lock_runs,
@@ -25,10 +25,10 @@ from traceladder.reporting.baseline import (
     review_template,
     verify_self_hash,
 )
-from traceladder.reporting.documents import BaselineV1
+from traceladder.report.documents import BaselineV1
 from traceladder.schemas import first_problem, require_valid
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.runs import failures_of, has_results, run_info
+from traceladder.store.db import Store, open_store
+from traceladder.store.runs import failures_of, has_results, run_info
 from traceladder.workflows.consistency_record import consistency_record
 from traceladder.workflows.report_files import load_report
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from traceladder.errors import UserError
 from traceladder.files import write_text
-from traceladder.reporting.baseline import MIN_RUNS, REVIEW_CLASSES
-from traceladder.storage.db import Store
+from traceladder.report.baseline import MIN_RUNS, REVIEW_CLASSES
+from traceladder.store.db import Store
 from traceladder.workflows.baseline_files import make_review_template
 from traceladder.workflows.consistency_record import consistency_record
 

@@ -1,6 +1,6 @@
 """`compare` and the leaderboard as workflows: runs read from the store, checked to be runs of one
 suite, turned into their ReportV1s (for `compare`: their heads, and the results joined by case a
-batch at a time, `storage.run_pairs`), handed to the pure builders in `reporting`.
+batch at a time, `store.run_pairs`), handed to the pure builders in `reporting`.
 
 Comparable means *the same cases*: the `cases` input hash of every run is equal. The model,
 prompt, tool schemas and configuration may differ — comparing them is the point — and the
@@ -15,16 +15,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from traceladder.domain.registry import is_installed, load_domain
 from traceladder.errors import UserError
-from traceladder.reporting.comparison import SAME_SUITE_KEY, Pairing
-from traceladder.reporting.documents import ComparisonV1, ReportV1
-from traceladder.reporting.leaderboard import leaderboard
-from traceladder.reporting.repeatability import listed_twice
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.run_pairs import case_trials, failure_details
-from traceladder.storage.run_report import REPORT_MEMORY
-from traceladder.storage.runs import RunInfo, run_info, run_usage
+from traceladder.report.comparison import SAME_SUITE_KEY, Pairing
+from traceladder.report.documents import ComparisonV1, ReportV1
+from traceladder.report.leaderboard import leaderboard
+from traceladder.report.repeatability import listed_twice
+from traceladder.store.db import Store, open_store
+from traceladder.store.run_pairs import case_trials, failure_details
+from traceladder.store.run_report import REPORT_MEMORY
+from traceladder.store.runs import RunInfo, run_info, run_usage
+from traceladder.suite.domain.registry import is_installed, load_domain
 from traceladder.workflows.report_files import load_report, open_report
 
 
@@ -149,8 +149,8 @@ def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: flo
 def leaderboard_of(store: Store, run_ids: Sequence[str], *, prices: Path | None = None) -> dict[str, Any]:
     """The LeaderboardV1 of runs of one suite (`NotComparable` otherwise). Cost uses the shipped
     price table, extended by `prices` (the judge's format: USD per million tokens)."""
-    from traceladder.agent.sim import is_sim
-    from traceladder.judge.prices import load_prices
+    from traceladder.evaluate.judge.prices import load_prices
+    from traceladder.produce.agent.sim import is_sim
 
     twice = listed_twice(run_ids)
     if twice:

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError
-from traceladder.reporting.consistency import consistency
-from traceladder.reporting.repeatability import NotRepeated, listed_twice, not_repeated
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.runs import run_info, verdicts
+from traceladder.report.consistency import consistency
+from traceladder.report.repeatability import NotRepeated, listed_twice, not_repeated
+from traceladder.store.db import Store, open_store
+from traceladder.store.runs import run_info, verdicts
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from traceladder.cases.model import MULTI_TURN_SCHEMA
-from traceladder.cases.validator import validate_suite
-from traceladder.domain.declarative.build import DIMENSIONS, FIXTURE, read_directory
-from traceladder.domain.validate import validate_domain
 from traceladder.errors import UserError
+from traceladder.suite.cases.model import MULTI_TURN_SCHEMA
+from traceladder.suite.cases.validator import validate_suite
+from traceladder.suite.domain.declarative.build import DIMENSIONS, FIXTURE, read_directory
+from traceladder.suite.domain.validate import validate_domain
 
 
 class GoldenLike(Protocol):

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from traceladder.errors import UserError
-from traceladder.evaluation import evaluate_store
-from traceladder.evaluation.assemble import NO_LIVE_OPTIONS, LiveOptions
-from traceladder.evaluation.evaluate import DUCKDB_MEMORY, EvaluationSummary, roomy_read
-from traceladder.evaluation.policy_check import unseen_policy_sections
-from traceladder.evaluators.ladder import Ladder
-from traceladder.judge.choice import JudgeRequest, resolve_judge, simulated_runs
-from traceladder.storage.db import open_store
-from traceladder.storage.readers import read_run_models
+from traceladder.evaluate import evaluate_store
+from traceladder.evaluate.assemble import NO_LIVE_OPTIONS, LiveOptions
+from traceladder.evaluate.judge.choice import JudgeRequest, resolve_judge, simulated_runs
+from traceladder.evaluate.passes import DUCKDB_MEMORY, EvaluationSummary, roomy_read
+from traceladder.evaluate.policy_check import unseen_policy_sections
+from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.store.db import open_store
+from traceladder.store.readers import read_run_models
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,10 @@ def evaluate(db: Path, request: EvaluateRequest) -> EvaluateResult:
 
 
 def _from_source(db: Path, request: EvaluateRequest) -> EvaluateResult:
-    from traceladder.evaluation.executors import executor_for
-    from traceladder.evaluation.shards import DEFAULT_SHARDS, ShardJob, evaluate_source
-    from traceladder.span_sources import open_source
-    from traceladder.span_sources.store import StoreSource
+    from traceladder.evaluate.executors import executor_for
+    from traceladder.evaluate.shards import DEFAULT_SHARDS, ShardJob, evaluate_source
+    from traceladder.receive.span_sources import open_source
+    from traceladder.receive.span_sources.store import StoreSource
 
     source = open_source(request.source) if request.source else StoreSource(db)
     if request.dask and source.name.startswith("chdb:"):

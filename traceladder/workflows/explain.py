@@ -1,8 +1,8 @@
 """`traceladder explain TRACE_ID`: how the store read one trace, printed so a user can report a
 shape traceladder does not read in one paste.
 
-Reads the trace's stored spans and log records and the store's convention setting (`storage/`),
-reads them again with the extraction stage (`extraction.explain`), and renders the text (`render`,
+Reads the trace's stored spans and log records and the store's convention setting (`store/`),
+reads them again with the extraction stage (`extract.explain`), and renders the text (`render`,
 pure): which convention claimed which span, each call with where it came from, the definitions,
 and the tool activity no convention read with the reason the trace is not judged.
 """
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from traceladder.conventions.views import ExtractedCall
 from traceladder.errors import UserError
-from traceladder.extraction.explain import Explanation, explain
-from traceladder.extraction.reading import describe
-from traceladder.extraction.version import EXTRACTION_VERSION
-from traceladder.storage.db import open_store
-from traceladder.storage.settings import CONVENTIONS, recorded
-from traceladder.storage.writes import stored_rows
+from traceladder.extract.conventions.views import ExtractedCall
+from traceladder.extract.explain import Explanation, explain
+from traceladder.extract.reading import describe
+from traceladder.extract.version import EXTRACTION_VERSION
+from traceladder.store.db import open_store
+from traceladder.store.settings import CONVENTIONS, recorded
+from traceladder.store.writes import stored_rows
 from traceladder.text import printable
 
 

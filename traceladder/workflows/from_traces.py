@@ -10,7 +10,7 @@ a value an earlier call's result returned (and the request did not say), `negati
 no call; the dimension follows from the number of calls (0 → D1 when to call, 1 → D2
 selection/fill, ≥ 2 → D3 chain) and is stated in the case's notes, the trace id kept in its
 context. Tool definitions and results come from the traces, read by the same extraction every
-evaluator uses (`storage.readers`, `storage.exchanges`) — never re-read from raw spans, never
+evaluator uses (`store.readers`, `store.exchanges`) — never re-read from raw spans, never
 guessed: the definitions of the traces that become cases, then of other selected traces of their
 services, then `--tools FILE` for what no trace records. The system prompt the traces sent is
 written as `system_prompt.txt`, which a replay sends.
@@ -34,7 +34,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from traceladder.conventions.exchanges import (
+from traceladder.errors import UserError
+from traceladder.evaluate.assemble import RawCall, raw_calls_by_trace
+from traceladder.evaluate.rungs.untrusted_schema import Uncheckable, schema_errors, schema_problem
+from traceladder.extract.conventions.exchanges import (
     OPENING_ATTRIBUTE,
     OPENING_EVENTS,
     event_openings,
@@ -42,21 +45,18 @@ from traceladder.conventions.exchanges import (
     exchanges,
     turn_messages,
 )
-from traceladder.domain.base import compile_validator
-from traceladder.errors import UserError
-from traceladder.evaluation.assemble import RawCall, raw_calls_by_trace
-from traceladder.evaluators.untrusted_schema import Uncheckable, schema_errors, schema_problem
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.exchanges import read_exchange_rows
-from traceladder.storage.openings import read_message_events
-from traceladder.storage.readers import read_call_table
-from traceladder.storage.recorded import (
+from traceladder.store.db import Store, open_store
+from traceladder.store.exchanges import read_exchange_rows
+from traceladder.store.openings import read_message_events
+from traceladder.store.readers import read_call_table
+from traceladder.store.recorded import (
     Selection,
     read_conversation_turns,
     read_definitions,
     read_services,
     select_traces,
 )
+from traceladder.suite.domain.base import compile_validator
 from traceladder.workflows.domain_writer import RecordedSuite, SuiteCase, SuiteTurn, write_domain
 
 DIMENSION_OF = {0: "D1", 1: "D2"}  # 2 or more calls: D3
@@ -106,7 +106,7 @@ class FromTracesRequest:
 def record_suite(db: Path, request: FromTracesRequest, say: Callable[[str], None]) -> Outcome:
     """The `cases from-traces` workflow on the store at `db` (read only); `say` gets one line per
     skipped trace. `UserError` for a bad prefix, a missing store, or as `from_traces` raises."""
-    from traceladder.evaluation.trace_schemas import read_tools_file
+    from traceladder.evaluate.trace_schemas import read_tools_file
 
     if not re.fullmatch(r"[a-z][a-z0-9]{0,15}", request.prefix):
         raise UserError(

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from traceladder.errors import UserError, VerificationFailed
-from traceladder.reporting.documents import BaselineV1, ReportV1
-from traceladder.reporting.gate import GateOutcome, decide
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.readers import latest_run
-from traceladder.storage.run_report import run_verdict_counts
-from traceladder.storage.runs import case_verdicts, run_info
+from traceladder.report.documents import BaselineV1, ReportV1
+from traceladder.report.gate import GateOutcome, decide
+from traceladder.store.db import Store, open_store
+from traceladder.store.readers import latest_run
+from traceladder.store.run_report import run_verdict_counts
+from traceladder.store.runs import case_verdicts, run_info
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def run_gate(db: Path, request: GateRequest, stdout: IO[str]) -> GateResult:
             opened = open_report(store, result.run_id)
             stream_report(opened, "junit", request.junit, stdout, what="JUnit file")
     if request.comment and result.report is not None and result.baseline is not None:
-        from traceladder.reporting.pr_comment import pr_comment
+        from traceladder.report.pr_comment import pr_comment
 
         text = pr_comment(result.baseline, result.report, f"gate: {result.outcome.reason}")
         return replace(result, comment=text)
@@ -131,7 +131,7 @@ def _read_baseline(path: Path) -> BaselineV1:
 def _comparability(
     baseline: BaselineV1, model: str, input_hashes: dict[str, str], config: dict[str, Any]
 ) -> list[str]:
-    from traceladder.reporting.baseline import comparability
+    from traceladder.report.baseline import comparability
 
     return comparability(baseline, model, input_hashes, config)
 

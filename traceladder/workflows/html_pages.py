@@ -3,7 +3,7 @@ traces of a time window with the trend per deploy. Reads what the page needs, re
 
 Reports are loaded as `report --format json` loads them (`workflows.report_files.load_report`), so the
 page and the JSON can never disagree; the page only adds each shown trace's spans, tool results
-and final answer (`storage.trace_detail`).
+and final answer (`store.trace_detail`).
 """
 
 from __future__ import annotations
@@ -15,24 +15,24 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from traceladder.conventions.exchanges import exchange_details
 from traceladder.errors import UserError
-from traceladder.live import DEFAULT_LIVE_HOURS
-from traceladder.live.trend import Trend, label, trend
-from traceladder.reporting.build import CaseRunCount
-from traceladder.reporting.comparison import compare_sides
-from traceladder.reporting.documents import ComparisonV1, ReportV1
-from traceladder.reporting.html import CASE_LIMIT, LiveContext, render_html
-from traceladder.reporting.html_conversations import CONVERSATION_LIMIT
-from traceladder.reporting.html_data import compare
-from traceladder.reporting.html_digest import PageDigest
+from traceladder.extract.conventions.exchanges import exchange_details
+from traceladder.report import DEFAULT_LIVE_HOURS
+from traceladder.report.build import CaseRunCount
+from traceladder.report.comparison import compare_sides
+from traceladder.report.documents import ComparisonV1, ReportV1
+from traceladder.report.html import CASE_LIMIT, LiveContext, render_html
+from traceladder.report.html_conversations import CONVERSATION_LIMIT
+from traceladder.report.html_data import compare
+from traceladder.report.html_digest import PageDigest
+from traceladder.report.trend import Trend, label, trend
 from traceladder.schemas import SchemaViolation
-from traceladder.storage.db import Store
-from traceladder.storage.exchanges import read_exchange_rows
-from traceladder.storage.run_report import scope_of_traces
-from traceladder.storage.runs import run_info
-from traceladder.storage.suite_runs import suite_runs
-from traceladder.storage.trace_detail import live_window, trace_details
+from traceladder.store.db import Store
+from traceladder.store.exchanges import read_exchange_rows
+from traceladder.store.run_report import scope_of_traces
+from traceladder.store.runs import run_info
+from traceladder.store.suite_runs import suite_runs
+from traceladder.store.trace_detail import live_window, trace_details
 from traceladder.workflows.compare_runs import NotComparable, check_same_suite
 from traceladder.workflows.report_files import (
     RunReport,
@@ -131,7 +131,7 @@ def paired_comparison(
 
 def live_page(store: Store, *, hours: float = DEFAULT_LIVE_HOURS, now: datetime | None = None) -> str:
     """The page of every judged trace without a run first seen in the last `hours`, with the trend
-    per `service.version` over the whole store (`live.trend`, as `traceladder trend` shows it)."""
+    per `service.version` over the whole store (`report.trend`, as `traceladder trend` shows it)."""
     now = now or datetime.now(UTC)
     since = (now - timedelta(hours=hours)).replace(tzinfo=None)  # `traces.first_seen` is naive UTC
     window = live_window(store, since)

@@ -1,7 +1,7 @@
 """The `ingest` workflow: OTLP files, directories or stdin into the store.
 
 `ingest_files(db, IngestRequest, on_problem)` → `IngestSummary`. It checks the request, picks the
-number of decode processes and calls `ingest.run.ingest`, which holds the decoding and writing
+number of decode processes and calls `receive.ingest.run.ingest`, which holds the decoding and writing
 (this module is only its entry: what a command asks for, in one typed request).
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from traceladder.errors import UserError
-from traceladder.ingest.run import IngestSummary, ingest
-from traceladder.storage.db import open_store
+from traceladder.receive.ingest.run import IngestSummary, ingest
+from traceladder.store.db import open_store
 
 MAX_AUTO_PROCESSES = 4
 

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from traceladder.conventions.registry import CONVENTIONS
-from traceladder.domain.registry import DOMAINS
 from traceladder.errors import UserError
-from traceladder.evaluators.ladder import RUNGS
+from traceladder.evaluate.rungs.ladder import RUNGS
+from traceladder.extract.conventions.registry import CONVENTIONS
 from traceladder.plugins.loader import Entry, Kind, entries, load, shadowed
 from traceladder.project_config import ProjectConfig, load_project_config, named_conventions
+from traceladder.suite.domain.registry import DOMAINS
 from traceladder.workflows.report_formats import FORMATS
 
 KINDS: tuple[Kind, ...] = (RUNGS, CONVENTIONS, DOMAINS, FORMATS)

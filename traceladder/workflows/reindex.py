@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from traceladder.errors import UserError
-from traceladder.extraction import STAGE
-from traceladder.storage.db import Store, open_store
-from traceladder.storage.rebuild import check_where, next_traces, rebuild_traces
-from traceladder.storage.settings import CONVENTIONS, record, recorded
+from traceladder.extract import STAGE
+from traceladder.store.db import Store, open_store
+from traceladder.store.rebuild import check_where, next_traces, rebuild_traces
+from traceladder.store.settings import CONVENTIONS, record, recorded
 
 MAX_SPANS = 20_000  # stored spans per batch: ~80 MB of 4 KB spans as Arrow, parsed one trace at a time
 MAX_TRACES = 2_000
@@ -53,7 +53,7 @@ def reindex(
             record(store, CONVENTIONS, names)
         setting = recorded(store, CONVENTIONS)
         if setting is None:  # a store no write has recorded a setting for yet: today's choice
-            from traceladder.storage.settings import conventions_setting
+            from traceladder.store.settings import conventions_setting
 
             setting, _ = conventions_setting(store)
             STAGE.check(setting)

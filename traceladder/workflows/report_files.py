@@ -2,7 +2,7 @@
 size (issue 36).
 
 A run's report is opened as a `RunReport`: its run block and summary, computed in SQL
-(`storage.run_report.aggregates`), plus the first failing traces the text rendering lists; the
+(`store.run_report.aggregates`), plus the first failing traces the text rendering lists; the
 per-trace results are read and rendered a batch at a time (`RunReport.result_batches`), so JSON and
 JUnit of a 200k-trace run hold one batch, never the run. `load_report` still returns the whole
 document for the callers that want it in memory (a baseline, a comparison, a small run's page).
@@ -25,11 +25,10 @@ from typing import IO, Any
 
 import orjson
 
-from traceladder.conventions.exchanges import turn_messages
-from traceladder.domain.registry import is_installed, load_domain
+from traceladder.extract.conventions.exchanges import turn_messages
 from traceladder.files import write_chunks, write_text
 from traceladder.instrumentation.semconv import QUIRKS
-from traceladder.reporting.build import (
+from traceladder.report.build import (
     CaseRunCount,
     build_report,
     report_problems,
@@ -37,17 +36,17 @@ from traceladder.reporting.build import (
     summary_of,
     summary_problems,
 )
-from traceladder.reporting.conversations import conversation_block, conversation_entry
-from traceladder.reporting.documents import Conversation, ReportV1, Result
+from traceladder.report.conversations import conversation_block, conversation_entry
+from traceladder.report.documents import Conversation, ReportV1, Result
 from traceladder.schemas import SchemaViolation, require_valid, require_valid_part
-from traceladder.storage.conversation_report import (
+from traceladder.store.conversation_report import (
     BATCH_CONVERSATIONS,
     conversation_counts,
     conversation_pages,
 )
-from traceladder.storage.db import Store
-from traceladder.storage.exchanges import read_exchange_rows
-from traceladder.storage.run_report import (
+from traceladder.store.db import Store
+from traceladder.store.exchanges import read_exchange_rows
+from traceladder.store.run_report import (
     BATCH_TRACES,
     Scope,
     aggregates,
@@ -56,6 +55,7 @@ from traceladder.storage.run_report import (
     run_header,
     scope_of_run,
 )
+from traceladder.suite.domain.registry import is_installed, load_domain
 
 FORMATS = ("text", "json", "junit")
 JUDGE_RUNG = "judge"  # evaluators.judge.NAME, named here so a report does not import the ladder
@@ -251,7 +251,7 @@ def json_chunks(opened: RunReport) -> Iterator[str]:
 
 def junit_chunks(opened: RunReport) -> Iterator[str]:
     """The report as JUnit XML, a test case at a time."""
-    from traceladder.reporting.junit import junit_case, junit_frame
+    from traceladder.report.junit import junit_case, junit_frame
 
     check_head(opened.head)
     opening, closing = junit_frame(opened.head, opened.trace_verdicts)
@@ -266,7 +266,7 @@ def text_of(opened: RunReport) -> str:
     failing traces."""
     from rich.console import Console
 
-    from traceladder.reporting.terminal import render_text
+    from traceladder.report.terminal import render_text
 
     check_head(opened.head)
     console = Console(record=True, width=120, file=io.StringIO())
@@ -306,12 +306,12 @@ def render(report: ReportV1, fmt: str) -> str:
         return text
     # Each renderer loads with its format (rich, ElementTree): `gate` without --junit needs neither.
     if fmt == "junit":
-        from traceladder.reporting.junit import render_junit
+        from traceladder.report.junit import render_junit
 
         return render_junit(report)
     from rich.console import Console
 
-    from traceladder.reporting.terminal import render_text
+    from traceladder.report.terminal import render_text
 
     console = Console(record=True, width=120, file=io.StringIO())
     render_text(report, console)

@@ -21,7 +21,7 @@ from typing import Any
 
 from traceladder.errors import UserError
 from traceladder.plugins.loader import Kind, entries, load
-from traceladder.storage.db import Store
+from traceladder.store.db import Store
 from traceladder.workflows.report_files import RunReport, json_chunks, junit_chunks, open_report, text_of
 
 

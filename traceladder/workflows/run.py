@@ -17,25 +17,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from traceladder.agent.client import ModelChoice, choose_model
-from traceladder.agent.config import DEFAULT_MAX_TOKENS, AgentConfig, RetryPolicy, redact_url
-from traceladder.agent.runner import CaseEnd, RunOptions, RunSummary, run_suite, stored_run
-from traceladder.agent.sim import is_sim
-from traceladder.cases.loader import suite_path
-from traceladder.cases.validator import ValidSuite, read_valid_suite
-from traceladder.domain.base import Domain
-from traceladder.domain.registry import DEFAULT_DOMAIN, load_domain, with_system_prompt
 from traceladder.errors import UserError
-from traceladder.evaluation import evaluate_store
-from traceladder.evaluation.code_rungs import CodeRungVerdicts
-from traceladder.evaluation.evaluate import EvaluationSummary
-from traceladder.evaluators.ladder import Ladder
-from traceladder.judge.choice import JudgeRequest, resolve_judge
-from traceladder.judge.phase import JudgeOptions
-from traceladder.reporting.documents import ReportV1
-from traceladder.storage.db import Store
-from traceladder.storage.results import ResultTables
-from traceladder.storage.runs import commonest_error
+from traceladder.evaluate import evaluate_store
+from traceladder.evaluate.code_rungs import CodeRungVerdicts
+from traceladder.evaluate.judge.choice import JudgeRequest, resolve_judge
+from traceladder.evaluate.judge.phase import JudgeOptions
+from traceladder.evaluate.passes import EvaluationSummary
+from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.produce.agent.client import ModelChoice, choose_model
+from traceladder.produce.agent.config import DEFAULT_MAX_TOKENS, AgentConfig, RetryPolicy, redact_url
+from traceladder.produce.agent.runner import CaseEnd, RunOptions, RunSummary, run_suite, stored_run
+from traceladder.produce.agent.sim import is_sim
+from traceladder.report.documents import ReportV1
+from traceladder.store.db import Store
+from traceladder.store.results import ResultTables
+from traceladder.store.runs import commonest_error
+from traceladder.suite.cases.loader import suite_path
+from traceladder.suite.cases.validator import ValidSuite, read_valid_suite
+from traceladder.suite.domain.base import Domain
+from traceladder.suite.domain.registry import DEFAULT_DOMAIN, load_domain, with_system_prompt
 from traceladder.workflows.report_files import load_report, save_json_report
 
 
@@ -65,7 +65,7 @@ class RunRequest:
     retry_base_delay_s: float = 0.5
     stop_after_errors: int = 5
     sim_delay_s: float = 0.0
-    user_model: str | None = None  # plays goal cases' users (`agent.user_client`)
+    user_model: str | None = None  # plays goal cases' users (`produce.agent.user_client`)
     evaluate: bool = True
     ladder: Ladder = field(default_factory=Ladder)
     judge: JudgeRequest = field(default_factory=JudgeRequest)

@@ -15,20 +15,20 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from traceladder.agent.run_record import new_run_id, run_selection
-from traceladder.cases.hashes import input_hashes
-from traceladder.cases.loader import suite_path
-from traceladder.cases.validator import read_valid_suite
-from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
-from traceladder.evaluation import evaluate_store
-from traceladder.evaluation.evaluate import EvaluationSummary
-from traceladder.evaluators.ladder import Ladder
-from traceladder.judge.phase import JudgeOptions
-from traceladder.storage.db import Store
-from traceladder.storage.runs import NewRun, create_run, mark_finished
-from traceladder.storage.trace_runs import TaggedTrace, TraceCaseRun, add_case_runs, tagged_traces
-from traceladder.subject.spec import UNVERSIONED
+from traceladder.evaluate import evaluate_store
+from traceladder.evaluate.judge.phase import JudgeOptions
+from traceladder.evaluate.passes import EvaluationSummary
+from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.produce.agent.run_record import new_run_id, run_selection
+from traceladder.produce.subject.spec import UNVERSIONED
+from traceladder.store.db import Store
+from traceladder.store.runs import NewRun, create_run, mark_finished
+from traceladder.store.trace_runs import TaggedTrace, TraceCaseRun, add_case_runs, tagged_traces
+from traceladder.suite.cases.hashes import input_hashes
+from traceladder.suite.cases.loader import suite_path
+from traceladder.suite.cases.validator import read_valid_suite
+from traceladder.suite.domain.registry import load_domain
 
 AGENT_VERSION_KEY = "agent_version"
 _SOURCE_CONFIG = {"source": "traces"}  # what binds such runs to each other (no knobs of ours ran)

@@ -16,16 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from traceladder.agent.client import choose_model
-from traceladder.agent.config import AgentConfig
-from traceladder.agent.runner import RunOptions, run_suite
-from traceladder.domain.base import Domain
-from traceladder.domain.registry import load_domain
 from traceladder.errors import UserError
-from traceladder.evaluation import evaluate_store
-from traceladder.judge.phase import sim_judge_options
-from traceladder.storage.db import Store
-from traceladder.storage.runs import labelled_verdicts
+from traceladder.evaluate import evaluate_store
+from traceladder.evaluate.judge.phase import sim_judge_options
+from traceladder.produce.agent.client import choose_model
+from traceladder.produce.agent.config import AgentConfig
+from traceladder.produce.agent.runner import RunOptions, run_suite
+from traceladder.store.db import Store
+from traceladder.store.runs import labelled_verdicts
+from traceladder.suite.domain.base import Domain
+from traceladder.suite.domain.registry import load_domain
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The `serve` workflow: check the request, record its sampling, run the OTLP/HTTP receiver.
 
 `serve(ServeOptions)` → the exit code when the receiver stops. The request is the receiver's own
-frozen `serve.server.ServeOptions` (address, `ReceiverConfig`, workers, queue, fold interval):
+frozen `receive.serve.server.ServeOptions` (address, `ReceiverConfig`, workers, queue, fold interval):
 a second dataclass with the same fields would be a behaviour written twice.
 """
 
@@ -11,9 +11,9 @@ import logging
 import threading
 
 from traceladder.errors import UserError
-from traceladder.serve.server import TOKEN_ENV, ServeOptions, is_loopback, run
-from traceladder.storage.db import open_store
-from traceladder.storage.sampling_log import record_sampling
+from traceladder.receive.serve.server import TOKEN_ENV, ServeOptions, is_loopback, run
+from traceladder.store.db import open_store
+from traceladder.store.sampling_log import record_sampling
 
 
 def serve(options: ServeOptions, announce: threading.Event | None = None) -> int:

@@ -1,3 +1,0 @@
-"""Agent frameworks' own shapes, each one module on top of the convention its instrumentation
-writes (OpenInference, OpenLLMetry, OTel GenAI): what a framework puts where the base convention
-does not look. Registered in `conventions.registry._BUILTIN`, one line each."""
