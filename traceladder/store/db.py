@@ -50,6 +50,8 @@ class Store:
     def __init__(self, path: Path, *, read_only: bool = False, lock_timeout: float | None = None) -> None:
         self.path = Path(path)
         self.read_only = read_only
+        # Migrations this file lacks: only a reader can see any (a writer applies them on open).
+        self.missing_migrations: tuple[str, ...] = ()
         self.lock = threading.RLock()
         check_store_path(self.path)
         if read_only and not self.path.exists():
@@ -77,6 +79,7 @@ class Store:
     def _open(self) -> None:
         applied = self._check_identity()
         if self.read_only:
+            self.missing_migrations = tuple(m for m in KNOWN_MIGRATIONS if m not in applied)
             return
         self.conn.execute(f"SET checkpoint_threshold = '{CHECKPOINT_BYTES}B'")
         self._migrate(applied)
@@ -283,11 +286,33 @@ def open_store(
     run is the writer's error: it could not write either). A reader never writes: it lays them
     over the file it opened read-only (`store.overlay`), and says once through `say` about a
     segment it could not show.
-    A store holding rows of an older extraction says so once (`stale_notice`)."""
+    A store holding rows of an older extraction says so once (`stale_notice`), and a store whose
+    schema an older traceladder wrote says, once, that a reader does not upgrade it."""
     store = _open(path, read_only, say)
+    if store.missing_migrations:
+        _say_behind(store, say)
     if stale_notice:
         _say_if_stale(store, say)
     return store
+
+
+_TOLD_BEHIND: set[str] = set()
+
+
+def _say_behind(store: Store, say: Callable[[str], None]) -> None:
+    """Once per store and process: an older traceladder wrote this file, and reading it does not
+    upgrade it (read-only commands never write), so a table or column a newer command reads may
+    be missing. A command that writes applies the migrations on opening."""
+    if str(store.path) in _TOLD_BEHIND:
+        return
+    _TOLD_BEHIND.add(str(store.path))
+    missing = store.missing_migrations
+    more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+    say(
+        f"{store.path} was written by an older traceladder (it lacks migration {missing[0]}{more}); "
+        "reading does not upgrade it, and a command may fail on what is missing: a command that "
+        f"writes upgrades it, e.g. `traceladder reindex --db {store.path}`"
+    )
 
 
 def _say_if_stale(store: Store, say: Callable[[str], None]) -> None:
