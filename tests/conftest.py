@@ -132,3 +132,14 @@ def sdk_bodies() -> list[bytes]:
 
     spans = otlp_workload.make_spans(300, seed=7) + otlp_workload.make_spans(200, structured=True, seed=8)
     return otlp_workload.encode_requests(spans, batch=128)
+
+
+@pytest.fixture(scope="session")
+def scale_data(tmp_path_factory):
+    """The scale tests' dataset (tests/scale_helpers.py): a 72-case run, the producer captures,
+    their in-store results and a 4-shard Parquet export, built once per session and only read."""
+    from scale_helpers import dataset, files_digest
+
+    root, built = dataset(tmp_path_factory)
+    yield root
+    assert files_digest(root) == built, f"a test wrote to the shared scale dataset {root}"

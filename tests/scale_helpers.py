@@ -1,49 +1,67 @@
-"""Shared data for the scale tests (issue 15): one store per test process holding a 72-case
+"""Shared data for the scale tests (issue 15): one store per test session holding a 72-case
 simulated suite run and the real producer captures (OTel GenAI, OpenInference, OpenLLMetry), its
-results from the ordinary in-store `evaluate`, and a Parquet export of it."""
+results from the ordinary in-store `evaluate`, and a Parquet export of it.
+
+Built once per session, not per pytest worker (tests/shared_suites.py), by the commands run in
+process: they are the set-up, not the subject (the tests' own `evaluate` calls stay real
+processes, and so does `export`, whose output the tests read). The tests only read it (a test that writes copies the store first); the `scale_data`
+fixture (tests/conftest.py) checks at the end of the session that no file of it changed."""
 
 from __future__ import annotations
 
 import glob
+import hashlib
 from pathlib import Path
 
 import duckdb
-from conftest import ROOT, cli
+from conftest import ROOT, cli, cli_in_process
+from shared_suites import built_once, session_folder
 
 from traceladder.receive.span_sources.shard import shard_of
 
-_BUILT: dict[str, Path] = {}
 _HELP: dict[str, str] = {}
 
 # The result columns that depend on when and where a trace was judged, not on what was judged.
 _VOLATILE = {"trace_results": "evaluated_at, judged_seq", "rung_results": "", "findings": ""}
 
 
-def dataset(tmp_path_factory) -> Path:
-    """The directory holding `store.duckdb` (spans + in-store results) and `export/` (4 shards)."""
-    if "dir" in _BUILT:
-        return _BUILT["dir"]
-    root = tmp_path_factory.mktemp("scale")
+def dataset(tmp_path_factory) -> tuple[Path, str]:
+    """The directory holding `store.duckdb` (spans + in-store results) and `export/` (4 shards),
+    and the digest of every file in it as built."""
+    root = session_folder(tmp_path_factory) / "scale-dataset"
     db = root / "store.duckdb"
-    done = cli("run", "--db", str(db))
-    assert done.returncode == 0, done.stderr
-    captures = sorted(glob.glob(str(ROOT / "tests/fixtures/producers/*/*/traces-*.pb")))
-    assert len(captures) >= 12
-    done = cli("ingest", "--db", str(db), *captures)
-    assert done.returncode == 0, done.stderr
-    done = cli("evaluate", "--db", str(db), *no_judge())
-    assert done.returncode == 0, done.stderr
-    done = cli("export", "--db", str(db), "--out", str(root / "export"), "--shards", "4")
-    assert done.returncode == 0, done.stderr
-    _BUILT["dir"] = root
-    return root
+
+    def build() -> dict[str, str]:
+        done = cli_in_process("run", "--db", str(db))
+        assert done.returncode == 0, done.stderr
+        captures = sorted(glob.glob(str(ROOT / "tests/fixtures/producers/*/*/traces-*.pb")))
+        assert len(captures) >= 12
+        done = cli_in_process("ingest", "--db", str(db), *captures)
+        assert done.returncode == 0, done.stderr
+        done = cli_in_process("evaluate", "--db", str(db), *no_judge())
+        assert done.returncode == 0, done.stderr
+        # a real process: the export the tests read is the command line's (its only real-CLI call)
+        done = cli("export", "--db", str(db), "--out", str(root / "export"), "--shards", "4")
+        assert done.returncode == 0, done.stderr
+        return {"sha256": files_digest(root)}
+
+    return root, built_once(root, build)["sha256"]
+
+
+def files_digest(root: Path) -> str:
+    """One SHA-256 over the dataset's files (names and contents; not the build's lock files)."""
+    digest = hashlib.sha256()
+    built = [p for p in root.rglob("*") if p.is_file() and (p.parent != root or p.name == "store.duckdb")]
+    for path in sorted(built):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def no_judge() -> list[str]:
     """`--no-judge` where `evaluate` has rung 5 (an LLM judge, on by default for simulated runs):
     the code-rung references are judged without it (rung 5 sharded: tests/scale/test_scale_judge.py)."""
     if "help" not in _HELP:
-        _HELP["help"] = cli("evaluate", "--help").stdout
+        _HELP["help"] = cli_in_process("evaluate", "--help").stdout
     return ["--no-judge"] if "--no-judge" in _HELP["help"] else []
 
 

@@ -9,9 +9,10 @@ plain and streaming, in four scenarios. What is compared is what the scripted se
   twice), except where the producer itself lost the model's text (`LOSSES`, each with its reason,
   asserted to the exact value that arrives instead — a loss is documented, never guessed);
 * the tool definitions, wherever the producer recorded them: the schema the framework sent;
-* the verdicts, through the real CLI (`ingest`, `evaluate --policy`): a schema-violating or
-  invalid-JSON call is never a PASS, a clean chain never fails rung 1, and no call read twice
-  shows up as a DUPLICATE_CALL.
+* the verdicts, through the real CLI (`evaluate --policy` as a process of its own; the `ingest`
+  that fills the store and the `sql` that reads the rows back are set-up, run in process): a
+  schema-violating or invalid-JSON call is never a PASS, a clean chain never fails rung 1, and no
+  call read twice shows up as a DUPLICATE_CALL.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, cli_in_process
 from tests.conventions.test_conventions import decode
 from traceladder.extract.conventions import ExtractedCall, ToolDefinition, extract_trace
 
@@ -220,7 +221,7 @@ def test_definitions_are_read_wherever_the_producer_recorded_them():
 
 
 def sql(db: Path, query: str) -> list[dict[str, Any]]:
-    result = cli("sql", query, "--db", str(db), "--json")
+    result = cli_in_process("sql", query, "--db", str(db), "--json")  # reads rows back: set-up
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -230,7 +231,7 @@ def test_a_bad_call_is_never_a_pass_and_a_clean_chain_never_fails_rung_1(tmp_pat
     db = tmp_path / "s.duckdb"
     dirs = [FRAMEWORKS / f for f in FIXTURES if f.startswith(producer + "/")]
     files = sorted(str(p) for d in dirs for p in d.glob("collector-*.jsonl"))
-    assert cli("ingest", "--db", str(db), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
     policy = tmp_path / "policy.toml"
     policy.write_text("[defaults]\nforbid_duplicate_calls = true\n")
     # what a user gives for a producer that records no tool definitions (the OTel Agents

@@ -65,7 +65,7 @@ def test_vercel_ai_without_recorded_content_reads_its_calls_by_id_and_never_judg
     for arguments that were never recorded, never PARAM_WRONG_FORMAT, and the trace is no PASS."""
     from pathlib import Path
 
-    from tests.conftest import cli
+    from tests.conftest import cli, cli_in_process
 
     capture = Path(__file__).resolve().parents[1] / "fixtures/frameworks/vercel-ai/chain-plain"
     request = json.loads((capture / "collector-traces.jsonl").read_text().splitlines()[0])
@@ -80,11 +80,11 @@ def test_vercel_ai_without_recorded_content_reads_its_calls_by_id_and_never_judg
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(json.loads((capture / "expected.json").read_text())["request_tools"]))
     db = tmp_path / "s.duckdb"
-    assert cli("ingest", "--db", str(db), str(stripped)).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(stripped)).returncode == 0  # set-up
     assert cli("evaluate", "--db", str(db), "--tools", str(tools)).returncode == 0
 
     def sql(query: str) -> list[dict]:
-        done = cli("sql", query, "--db", str(db), "--json")
+        done = cli_in_process("sql", query, "--db", str(db), "--json")  # reads rows back: set-up
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 

@@ -62,12 +62,12 @@ def test_report_formats(oracle_run, tmp_path):
     assert "Verdicts by dimension" in text.stdout and "D4" in text.stdout
 
 
-def test_faulty_report_explains_failures(tmp_path):
-    db = tmp_path / "f.duckdb"
-    result = cli("run", "--model", "sim:faulty", "--seed", "2", "--db", str(db))
-    assert result.returncode == 0
+def test_faulty_report_explains_failures(faulty_suite):
+    """The session's shared sim:faulty run (FAILs and AGENT_ERRORs); `report` only reads it."""
+    db, _ = faulty_suite
     report = json.loads(cli("report", "--db", str(db), "--format", "json").stdout)
     s = report["summary"]
+    assert s["verdict_counts"]["AGENT_ERROR"] > 0  # so the junit <error> count below means something
     assert (
         s["verdict_counts"]["FAIL"] > 0 and sum(s["taxonomy_counts"].values()) == s["verdict_counts"]["FAIL"]
     )
@@ -150,15 +150,15 @@ def test_report_without_results_is_a_clear_error(tmp_path):
     assert result.returncode == 2 and "no store at" in result.stderr
 
 
-def test_parallel_judging_equals_serial(tmp_path, retail):
+def test_parallel_judging_equals_serial(faulty_suite, tmp_path, retail):
     """The process pool is an optimisation only: identical rows to judging in-process."""
     from traceladder.evaluate.assemble import build_context
     from traceladder.evaluate.pool import SettlePool
     from traceladder.evaluate.rungs.ladder import Ladder
     from traceladder.store.readers import read_call_table, read_units
 
-    db = tmp_path / "p.duckdb"
-    assert cli("run", "--model", "sim:faulty", "--seed", "4", "--db", str(db), "--no-report").returncode == 0
+    db = tmp_path / "p.duckdb"  # a copy of the session's 72-case sim:faulty run: Store() opens it to write
+    db.write_bytes(faulty_suite[0].read_bytes())
     with Store(db) as store:
         units = read_units(store, None)
         calls = read_call_table(store, [u.trace_id for u in units])

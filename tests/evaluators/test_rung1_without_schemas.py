@@ -1,7 +1,8 @@
 """Rung 1 never passes a call it could not check, and needs no schema to fail one that can never
 run (issue 20, class 6).
 
-Real producer captures through the real CLI (`ingest`, `evaluate`, `sql`): every producer's
+Real producer captures through the real CLI (`evaluate` as a process of its own; the `ingest` and
+`sql` around it are set-up, run in process): every producer's
 `invalid_json` trace fails rung 1 with PARAM_WRONG_FORMAT on exactly the call whose argument text
 the scripted model sent broken — also the producers that record no tool definitions at all —
 and a trace whose definitions were captured without a parameters schema is `not_evaluated` at
@@ -14,7 +15,7 @@ import json
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, cli_in_process
 from tests.producers import expected, scenarios
 from traceladder.evaluate.rungs.schema import SchemaRegistry, check_calls, check_shapes
 from traceladder.evaluate.rungs.types import Call
@@ -23,7 +24,7 @@ INVALID = [p for p in scenarios() if p.name == "invalid_json"]
 
 
 def sql(db, query):
-    result = cli("sql", query, "--db", str(db), "--json")
+    result = cli_in_process("sql", query, "--db", str(db), "--json")  # reads rows back: set-up
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -31,7 +32,7 @@ def sql(db, query):
 def ingest_and_evaluate(tmp_path, fixture):
     db = tmp_path / "s.duckdb"
     files = sorted(str(f) for f in fixture.glob("collector-*.jsonl"))
-    assert cli("ingest", "--db", str(db), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
     result = cli("evaluate", "--db", str(db))
     assert result.returncode == 0, result.stderr
     return db

@@ -5,22 +5,32 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import cli, rows
+from conftest import cli, cli_in_process, rows
 from scripted_server import JudgeServer
+from shared_suites import built_once, digest, session_folder
 
 PRICES = '[models."judge-1"]\ninput = 1.0\noutput = 2.0\n'  # USD per 1M tokens
 CALL_COST = (100 * 1.0 + 20 * 2.0) / 1_000_000  # the scripted judge reports 100 in / 20 out
 
 
-@pytest.fixture(scope="module")
-def suite_db(tmp_path_factory) -> Path:
-    """One sim:faulty run (seed 0), stored but not yet judged."""
-    db = tmp_path_factory.mktemp("rung5") / "run.duckdb"
-    assert cli("run", "--db", str(db), "--seed", "0", "--no-report").returncode == 0
-    return db
+@pytest.fixture(scope="session")
+def suite_db(tmp_path_factory) -> Iterator[Path]:
+    """One sim:faulty run (seed 0), stored but not yet judged: built once per test session, in
+    process (set-up, not the subject), and only copied (`db`); checked unchanged at the end."""
+    folder = session_folder(tmp_path_factory) / "rung5-suite"
+    db = folder / "run.duckdb"
+
+    def build() -> dict[str, str]:
+        assert cli_in_process("run", "--db", str(db), "--seed", "0", "--no-report").returncode == 0
+        return {"sha256": digest(db)}
+
+    built = built_once(folder, build)
+    yield db
+    assert digest(db) == built["sha256"], f"a test wrote to the shared store {db}"
 
 
 @pytest.fixture
@@ -37,8 +47,8 @@ def judge_args(server: JudgeServer, tmp_path: Path, *extra: str) -> list[str]:
 
 
 def code_verdicts(db: Path) -> dict[str, str]:
-    """case id → the verdict the code rungs alone give."""
-    assert cli("evaluate", "--db", str(db), "--no-judge").returncode == 0
+    """case id → the verdict the code rungs alone give (set-up: in process)."""
+    assert cli_in_process("evaluate", "--db", str(db), "--no-judge").returncode == 0
     return dict(rows(db, "SELECT case_id, verdict FROM trace_results"))
 
 

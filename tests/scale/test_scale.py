@@ -18,7 +18,7 @@ import psutil
 import pyarrow as pa
 import pytest
 from conftest import cli
-from scale_helpers import assert_same_results, counts, dataset, no_judge, results
+from scale_helpers import assert_same_results, counts, no_judge, results
 
 from traceladder.errors import UserError
 from traceladder.evaluate.executors import DaskExecutor, InProcess
@@ -30,8 +30,8 @@ from traceladder.receive.span_sources.store import StoreSource
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    return dataset(tmp_path_factory)
+def data(scale_data) -> Path:
+    return scale_data
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 from conftest import ROOT
-from scale_helpers import AGENT_SPANS, assert_same_results, counts, dataset, trace_shards
+from scale_helpers import AGENT_SPANS, assert_same_results, counts, trace_shards
 
 from traceladder.errors import UserError
 from traceladder.evaluate.executors import InProcess
@@ -27,8 +27,8 @@ DDL = ROOT / "tests" / "fixtures" / "clickhouse" / "otel_traces.sql"
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    return dataset(tmp_path_factory)
+def data(scale_data) -> Path:
+    return scale_data
 
 
 @pytest.fixture(scope="session")

@@ -10,15 +10,15 @@ from pathlib import Path
 import duckdb
 import pytest
 from conftest import cli, rows
-from scale_helpers import dataset, results
+from scale_helpers import results
 from scripted_server import JudgeServer
 
 SIM = ["--judge-model", "sim:judge"]
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    return dataset(tmp_path_factory)
+def data(scale_data) -> Path:
+    return scale_data
 
 
 @pytest.fixture(scope="module")

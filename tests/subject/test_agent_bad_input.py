@@ -161,8 +161,23 @@ def test_children_a_command_leaves_behind_are_killed(tmp_path: Path) -> None:
     marker = tmp_path / "child-alive"
     db, done = _run(tmp_path, "--agent-cmd", f"{CMD} orphan {marker}", "--case", "fc-d1-001", "--no-report")
     assert done.returncode == 0, done.stderr
-    time.sleep(3)  # the child would have written its marker by now had it survived
+    # Wait until the child is gone (killed, or exited after writing its marker had it survived),
+    # instead of sleeping past its 2 s: a killed child ends the wait at once.
+    pid = int((tmp_path / "child-alive.pid").read_text())
+    deadline = time.monotonic() + 60  # a bound, not a timing claim
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
     assert not marker.exists()
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie has stopped: it can write nothing more)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_otlp_garbage_to_the_receiver_is_refused_and_said(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from shared_suites import built_once, digest, session_folder
 
 from tests.conftest import ROOT, as_foreground, cli, cli_in_process, out_value, rows
 from tests.scripted_server import ModelServer, chat_reply
@@ -171,24 +172,38 @@ def _slow_run(db, until, *extra):
 # -- 5 & 6. complete evidence for the gate, consistency and baselines ---------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def evidence(tmp_path_factory):
-    """An interrupted full run, a complete D1-only run and two complete full runs, in one store."""
-    folder = tmp_path_factory.mktemp("evidence")
+    """An interrupted full run, a complete D1-only run and two complete D2-only runs, in one store,
+    built once per test session (tests/shared_suites.py) and only read by the tests here; the
+    teardown checks nobody wrote to it. The two repetitions need to be complete runs of one
+    selection other than D1's, not the whole suite: 18 cases each show what 72 did. The
+    runs are evaluated by one `evaluate` at the end: the tests read the store, not reports."""
+    folder = session_folder(tmp_path_factory) / "hardening-evidence"
     db = folder / "e.duckdb"
-    proc = _slow_run(db, "[3/72]")
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
-    (interrupted,) = rows(db, "SELECT run_id FROM runs")[0]
-    cli_in_process("evaluate", "--db", str(db))
-    d1 = cli_in_process("run", "--db", str(db), "--dimension", "D1")
-    full = [cli_in_process("run", "--db", str(db), "--seed", str(seed)) for seed in (0, 1)]
-    assert d1.returncode == 0 and all(r.returncode == 0 for r in full)
-    return db, interrupted, out_value(d1, "run_id"), [out_value(r, "run_id") for r in full]
+
+    def build():
+        proc = _slow_run(db, "[3/72]")
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+        (interrupted,) = rows(db, "SELECT run_id FROM runs")[0]
+        d1 = cli_in_process("run", "--db", str(db), "--dimension", "D1", "--no-report")
+        d2 = [
+            cli_in_process("run", "--db", str(db), "--dimension", "D2", "--seed", str(seed), "--no-report")
+            for seed in (0, 1)
+        ]
+        assert d1.returncode == 0 and all(r.returncode == 0 for r in d2)
+        assert cli_in_process("evaluate", "--db", str(db)).returncode == 0  # every run, once
+        return {"interrupted": interrupted, "d1": out_value(d1, "run_id"),
+                "d2": [out_value(r, "run_id") for r in d2], "sha256": digest(db)}  # fmt: skip
+
+    built = built_once(folder, build)
+    yield db, built["interrupted"], built["d1"], built["d2"]
+    assert digest(db) == built["sha256"], f"a test wrote to the shared store {db}"
 
 
 def test_the_gate_refuses_incomplete_evidence(evidence, tmp_path):
-    db, interrupted, d1, full = evidence
+    db, interrupted, d1, d2 = evidence
     baseline = str(ROOT / "baselines" / "sim-faulty.json")
     line = one_line_error(cli("gate", "--db", str(db), "--run", interrupted, "--min-pass-rate", "0.1"))
     assert "not gated" in line and "interrupted" in line and "--resume" in line
@@ -207,21 +222,19 @@ def test_the_gate_refuses_incomplete_evidence(evidence, tmp_path):
 
 
 def test_consistency_and_lock_need_distinct_complete_runs_of_one_selection(evidence, tmp_path):
-    db, interrupted, d1, full = evidence
-    line = one_line_error(cli("consistency", full[0], full[0], full[0], "--db", str(db)))
+    db, interrupted, d1, d2 = evidence
+    line = one_line_error(cli("consistency", d2[0], d2[0], d2[0], "--db", str(db)))
     assert "listed more than once" in line
-    line = one_line_error(cli("consistency", full[0], full[1], interrupted, "--db", str(db)))
+    line = one_line_error(cli("consistency", d2[0], d2[1], interrupted, "--db", str(db)))
     assert "interrupted" in line
-    line = one_line_error(cli("consistency", full[0], full[1], d1, "--db", str(db)))
+    line = one_line_error(cli("consistency", d2[0], d2[1], d1, "--db", str(db)))
     assert "different selections" in line
     # A hand-made record that lists one run three times is refused by the lock, too.
     record = tmp_path / "c.json"
-    record.write_text(json.dumps({"runs": [full[0]] * 3, "per_case": {}}))
+    record.write_text(json.dumps({"runs": [d2[0]] * 3, "per_case": {}}))
     review = tmp_path / "r.json"
-    assert (
-        cli("baseline", "review-template", full[0], "--db", str(db), "--output", str(review)).returncode == 0
-    )
-    line = one_line_error(cli("baseline", "lock", "--canonical", full[0], "--consistency", str(record), "--review",
+    assert cli("baseline", "review-template", d2[0], "--db", str(db), "--output", str(review)).returncode == 0
+    line = one_line_error(cli("baseline", "lock", "--canonical", d2[0], "--consistency", str(record), "--review",
                               str(review), "--output", str(tmp_path / "b.json"), "--db", str(db)))  # fmt: skip
     assert "listed more than once" in line
     assert not (tmp_path / "b.json").exists()

@@ -33,9 +33,11 @@ def main(mode, marker):
         return
     if mode == "orphan":
         # A child that outlives its parent and would write the marker after it exits.
-        subprocess.Popen(
+        child = subprocess.Popen(
             [sys.executable, "-c", f"import time; time.sleep(2); open({marker!r}, 'w').write('alive')"]
         )
+        with open(f"{marker}.pid", "w") as pid_file:  # so the test can wait for exactly this child
+            pid_file.write(str(child.pid))
         print("done; the child keeps running")
         return
     if mode == "garbage":
