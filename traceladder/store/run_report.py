@@ -153,9 +153,11 @@ class Aggregates:
 # FAILs were settled; `GROUPING()` tells the sets apart (NULL is also a class and a dimension).
 _CASE_COUNTS = """
 SELECT CASE grouping(dimension, failure_class, settled) WHEN 3 THEN 0 WHEN 5 THEN 1 ELSE 2 END AS kind,
-       dimension, verdict, failure_class, settled, count(*)
+       dimension, verdict, failure_class, settled, count(*), verdict IN ('FAIL', 'AGENT_ERROR') AS failing
 FROM (SELECT dimension, verdict, failure_class, settled_at::VARCHAR AS settled FROM scored)
 GROUP BY GROUPING SETS ((dimension, verdict), (verdict, failure_class), (verdict, settled))
+HAVING grouping(dimension, failure_class, settled) = 3
+    OR (verdict = 'FAIL' AND (grouping(dimension, failure_class, settled) = 5 OR settled IS NOT NULL))
 """
 # The case ids (trace ids for traces with no case) of the FAILs of the `top` classes, in one scan.
 _CLASS_CASES = """
@@ -318,13 +320,13 @@ def _case_counts(found: list[tuple[Any, ...]]) -> _CaseCounts:
     itself passed, no rung settled: not counted there), and the FAIL or AGENT_ERROR case runs."""
     counts = _CaseCounts([], [], [], 0)
     failing = 0
-    for kind, dimension, verdict, cls, settled, n in found:
+    for kind, dimension, verdict, cls, settled, n, is_failing in found:
         if kind == 0:
             counts.verdicts.append((dimension, verdict, int(n)))
-            failing += int(n) if verdict in ("FAIL", "AGENT_ERROR") else 0
-        elif verdict == "FAIL" and kind == 1:
+            failing += int(n) if is_failing else 0
+        elif kind == 1:
             counts.classes.append((cls, int(n)))
-        elif verdict == "FAIL" and kind == 2 and settled is not None:
+        else:
             counts.settled_at.append((settled, int(n)))
     return _CaseCounts(counts.verdicts, counts.classes, counts.settled_at, failing)
 
