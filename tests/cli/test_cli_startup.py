@@ -97,6 +97,13 @@ def test_report_as_text_imports_neither_the_ladder_nor_jsonschema_nor_a_heavy_li
     )  # fmt: skip
 
 
+def test_report_as_text_of_a_run_without_conversations_imports_no_convention(one_run):
+    """The conventions (what a turn's messages are) load for a report's conversations only
+    (decision 600): ~30 ms of the text summary's start-up."""
+    watch = ("traceladder.extract.conventions", "traceladder.exchange")
+    assert loaded_by("report", "--db", str(one_run), watch=watch) == (0, [], ["traceladder.cli.report_cmd"])
+
+
 def test_report_as_json_still_validates_it_against_report_v1(one_run):
     """The laziness moves the validator to where a report is validated; it does not skip validation
     (a valid report is accepted by the compiled validator alone, decision 431)."""

@@ -25,7 +25,6 @@ from typing import IO, Any
 
 import orjson
 
-from traceladder.extract.conventions.exchanges import turn_messages
 from traceladder.files import write_chunks, write_text
 from traceladder.instrumentation.semconv import QUIRKS
 from traceladder.report.build import (
@@ -45,7 +44,6 @@ from traceladder.store.conversation_report import (
     conversation_pages,
 )
 from traceladder.store.db import Store
-from traceladder.store.exchanges import read_exchange_rows
 from traceladder.store.run_report import (
     BATCH_TRACES,
     Scope,
@@ -86,6 +84,11 @@ class RunReport:
         its turns' user messages; `failing`: only those that did not PASS (or SKIP)."""
         if "conversations" not in self.head["summary"]:
             return
+        # The conventions (what a turn's messages are) load only for a report with conversations:
+        # ~30 ms of start-up the text summary of a run without any would pay (decision 600).
+        from traceladder.extract.conventions.exchanges import turn_messages
+        from traceladder.store.exchanges import read_exchange_rows
+
         for page in conversation_pages(self.store, self.scope.rows, batch, failing=failing):
             traces = [turn["trace_id"] for shown in page for turn in shown.turns]
             messages = turn_messages(read_exchange_rows(self.store, traces))
