@@ -146,3 +146,24 @@ def test_the_exact_path_keeps_what_its_text_parses_to_as_well() -> None:
     assert _same(attrs, orjson.loads(batch.table.column("attributes")[0].as_py()))
     assert _same(evs, orjson.loads(batch.table.column("events")[0].as_py()))
     assert list(attrs) == ["b", "nan", "n", "one", "kv", "list"] and attrs["one"] == 1.0
+
+
+def _unchecked_text(data: bytes) -> pa.Array:
+    """One string value holding `data` as it is, UTF-8 or not (Arrow's casts would refuse it)."""
+    offsets = pa.array([0, len(data)], pa.int32()).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(data)])
+
+
+def test_attribute_text_that_is_not_utf8_reads_as_its_text_with_replacements() -> None:
+    """The stage parses the JSON columns from Arrow's bytes. Text that is not UTF-8 (the store
+    refuses the row; the stage must not fail before it can) reads as it did when the stage built
+    Python strings: the text with U+FFFD for the bytes that are not UTF-8."""
+    spans, _ = _one_tool_span("tool\ufffd")
+    text = spans.column("attributes")[0].as_py()
+    assert STAGE.extract(Batch(spans, None, _NONE), "").calls.column("tool_name").to_pylist() == [
+        "tool\ufffd"
+    ]
+    raw = text.encode().replace("\ufffd".encode(), b"\xff")
+    broken = spans.set_column(spans.schema.get_field_index("attributes"), "attributes", _unchecked_text(raw))
+    derived = STAGE.extract(Batch(broken, None, _NONE), "")
+    assert derived.calls.column("tool_name").to_pylist() == ["tool\ufffd"]

@@ -17,6 +17,7 @@ from traceladder.decode import decode_traces
 from traceladder.store.db import Store, open_store
 from traceladder.store.fold import fold_pending
 from traceladder.store.segments import SegmentWriter, pending, segment_root
+from traceladder.store.writes import SegmentRecord, write_batch
 
 
 def span_table(scenario: str = "otel-genai-openai/parallel") -> pa.Table:
@@ -39,6 +40,21 @@ def test_opening_the_store_folds_pending_segments_once(tmp_path: Path) -> None:
         assert count(store, "ingested_segments") == 0
     assert pending(segment_root(db)) == []
     with open_store(db) as store:
+        assert count(store) == 7
+
+
+def test_a_write_records_every_folded_segment_with_rows_or_without(tmp_path: Path) -> None:
+    """The records that keep a segment from being folded twice are written in one insert, with the
+    rows of the same transaction or alone (a segment whose rows were all stored already)."""
+    with Store(tmp_path / "s.duckdb") as store:
+        with_rows = [SegmentRecord("spans/a.parquet", "spans", 7), SegmentRecord("logs/b.parquet", "logs", 0)]
+        write_batch(store, spans=span_table(), segments=with_rows)
+        write_batch(store, segments=[SegmentRecord("spans/c.parquet", "spans", 0)])
+        assert store.fetchall("SELECT name, signal, rows FROM ingested_segments ORDER BY name") == [
+            ("logs/b.parquet", "logs", 0),
+            ("spans/a.parquet", "spans", 7),
+            ("spans/c.parquet", "spans", 0),
+        ]
         assert count(store) == 7
 
 

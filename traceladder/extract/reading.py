@@ -53,6 +53,11 @@ _NAME_KEYS = frozenset({"name", "toolname", "functionname", "gentoolname"})
 _INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)")
 _SPAN, _ATTRIBUTE, _EVENT, _LOG = "span", "attribute", "span_event", "log_record"
 _EXAMPLES = 5  # ids kept per unread shape (explain prints them; the count is exact)
+# isinstance's types as tuples: `dict | list` in a loop builds a new union at every test, and the
+# walks below test every value of every history.
+_STRUCTURED = (dict, list)
+_NESTED = (dict, list, str)
+_SCALAR = (str, int)
 
 
 @lru_cache(maxsize=8192)  # keys repeat across every span and history (bounded: producers name keys)
@@ -172,7 +177,7 @@ def _json_value(value: Any) -> Any:
             return orjson.loads(value)
         except orjson.JSONDecodeError:
             return python_literal(value)
-    return value if isinstance(value, dict | list) else None
+    return value if isinstance(value, _STRUCTURED) else None
 
 
 # A repr that is not a literal (`ChatCompletionMessageFunctionToolCall(id='call_1', …)`): its
@@ -198,12 +203,12 @@ def _ids_names(value: Any, ids: set[str], names: set[str], depth: int = 0) -> No
     if isinstance(value, dict):
         for key, child in value.items():
             token = _token(str(key))
-            if isinstance(child, str | int) and not isinstance(child, bool) and str(child):
+            if isinstance(child, _SCALAR) and not isinstance(child, bool) and str(child):
                 if token in _ID_KEYS:
                     ids.add(str(child))
                 elif token in _NAME_KEYS:
                     names.add(str(child))
-            elif isinstance(child, dict | list | str):
+            elif isinstance(child, _NESTED):
                 _ids_names(child, ids, names, depth + 1)
     elif isinstance(value, list):
         for child in value:
@@ -221,11 +226,11 @@ def _json_items(value: Any, path: str, out: list[tuple[str, Any]], depth: int = 
             out.append((f"{path}{{type: {kind}}}", value))
             return
         for key, child in value.items():
-            if _says_tool(str(key)):
+            if _says_tool(key if isinstance(key, str) else str(key)):
                 for one in child if isinstance(child, list) else [child]:
                     if one not in (None, "", [], {}):
                         out.append((f"{path}.{key}" if path else str(key), one))
-            elif isinstance(child, dict | list):
+            elif isinstance(child, _STRUCTURED):
                 _json_items(child, f"{path}.{key}" if path else str(key), out, depth + 1)
             elif isinstance(child, str) and child[:1] in ("[", "{"):
                 parsed = _json_value(child)
@@ -341,6 +346,9 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str, texts: 
     values holding call items."""
     groups: dict[str, dict[str, Any]] = {}
     for key, value in attrs.items():
+        short = isinstance(value, str) and len(value) < _CACHED
+        if short and not _remembered(value) and not _short_mentions(key):
+            continue  # most attributes: a short text and a key naming no tool call (what `look` says)
         seen = texts.look(label + key, value) if isinstance(value, str) else None
         if seen is not None and not seen.mentions and not _short_mentions(key):
             continue  # names no tool call, as key or as text: nothing to look at
@@ -348,7 +356,7 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str, texts: 
         if grouped is not None:
             groups.setdefault(grouped[0], {})[grouped[1]] = value
             continue
-        structured = isinstance(value, dict | list)
+        structured = isinstance(value, _STRUCTURED)
         found = seen.found if seen is not None else (_walk(value) if structured else None)
         if found is None:
             shown = _repr_item(value)
@@ -370,7 +378,7 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str, texts: 
         names = set()
         for field, value in fields.items():
             token = _token(field.rsplit(".", 1)[-1])
-            if isinstance(value, str | int) and not isinstance(value, bool) and token in _ID_KEYS:
+            if isinstance(value, _SCALAR) and not isinstance(value, bool) and token in _ID_KEYS:
                 ids.add(str(value))
             elif isinstance(value, str) and token in _NAME_KEYS:
                 names.add(value)
@@ -419,7 +427,7 @@ def _log_items(record: LogView, texts: _Texts) -> Iterator[_Item]:
         " : ", ": "
     )
     yield from _flat_items(record.attributes, label, _LOG, record.record_id, texts)
-    body = record.body if isinstance(record.body, dict | list) else _json_value(record.body)
+    body = record.body if isinstance(record.body, _STRUCTURED) else _json_value(record.body)
     if body is not None:
         found: list[tuple[str, Any]] = []
         _json_items(body, "body", found)

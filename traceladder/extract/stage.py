@@ -51,7 +51,7 @@ from traceladder.store.derived import (
     TraceRows,
 )
 
-_NO_EVENTS = ("[]", "", None)
+_NO_EVENTS = ("[]", "", b"[]", b"", None)
 
 
 def _json(raw: Any, default: Any) -> Any:
@@ -60,13 +60,23 @@ def _json(raw: Any, default: Any) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:  # the store only holds valid JSON; never fail a write on it
+        if isinstance(raw, bytes):  # not UTF-8 (`_JSON_TEXTS`): read as well as it can be, as text
+            return _json(raw.decode("utf-8", "replace"), default)
         return default
+
+
+# Columns holding JSON text that the stage only ever parses: read as the UTF-8 bytes Arrow holds,
+# which orjson parses directly, instead of first building a Python str of every 4 KB text (and, for
+# text that is not ASCII, orjson encoding it back to UTF-8). The same values either way (`_json`).
+_JSON_TEXTS = frozenset({"attributes", "events", "resource"})
 
 
 def _column(table: pa.Table | None, name: str) -> list[Any]:
     if table is None or name not in table.column_names:
         return [] if table is None else [None] * table.num_rows
     column = table.column(name)
+    if name in _JSON_TEXTS and pa.types.is_string(column.type):
+        return column.cast(pa.binary()).to_pylist()  # zero-copy cast: the same buffers
     try:
         return column.to_pylist()
     except UnicodeDecodeError:

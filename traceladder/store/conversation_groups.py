@@ -23,9 +23,11 @@ followed both ways until nothing new is found.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from traceladder.store.derived import Stamp
 
@@ -138,13 +140,26 @@ def group_conversations(conn: duckdb.DuckDBPyConnection, stamp: Stamp) -> None:
         ).fetchall()
     ]
     conn.execute("DELETE FROM conversations WHERE trace_id IN (SELECT unnest($ids))", {"ids": touched})
-    rows = [
-        (cid, tid, how, facts[tid][2], stamp.version, stamp.conventions)
-        for tid, (cid, how) in sorted(assigned.items())
-    ]
-    conn.executemany(
-        "INSERT INTO conversations (conversation_id, trace_id, turn, linked_by, service_name, "
-        "extraction, conventions) VALUES (?, ?, 0, ?, ?, ?, ?)",
-        rows,
+    ordered = sorted(assigned.items())
+    rows = pa.table(
+        {
+            "conversation_id": pa.array([cid for _, (cid, _) in ordered], pa.string()),
+            "trace_id": pa.array([tid for tid, _ in ordered], pa.string()),
+            "linked_by": pa.array([how for _, (_, how) in ordered], pa.string()),
+            "service_name": pa.array([facts[tid][2] for tid, _ in ordered], pa.string()),
+        }
     )
-    conn.execute(_RENUMBER, {"ids": sorted({r[0] for r in rows} | set(old))})
+    # One insert of the batch's rows: `executemany` runs a statement per row (~2 ms each, measured:
+    # most of the fold's conversation step).
+    conn.register("conversation_rows", rows)
+    try:
+        conn.execute(
+            "INSERT INTO conversations (conversation_id, trace_id, turn, linked_by, service_name, "
+            "extraction, conventions) SELECT conversation_id, trace_id, 0, linked_by, service_name, $v, $c "
+            "FROM conversation_rows",
+            {"v": stamp.version, "c": stamp.conventions},
+        )
+    finally:
+        with contextlib.suppress(duckdb.Error):  # inside an aborted transaction (`store.derive`)
+            conn.unregister("conversation_rows")
+    conn.execute(_RENUMBER, {"ids": sorted({cid for _, (cid, _) in ordered} | set(old))})

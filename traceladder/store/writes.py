@@ -142,6 +142,28 @@ def _insert_logs(conn: duckdb.DuckDBPyConnection) -> pa.Array:
     )
 
 
+def _record_segments(
+    conn: duckdb.DuckDBPyConnection,
+    segments: Sequence[SegmentRecord],
+    register: Callable[[str, pa.Table], None],
+) -> None:
+    """Record folded receiver segments in `ingested_segments`, in one insert (`executemany` runs a
+    statement per row: ~2 ms each, measured, for a fold's hundred segments)."""
+    register(
+        "segment_rows",
+        pa.table(
+            {
+                "name": pa.array([s.name for s in segments], pa.string()),
+                "signal": pa.array([s.signal for s in segments], pa.string()),
+                "rows": pa.array([s.rows for s in segments], pa.int64()),
+            }
+        ),
+    )
+    conn.execute(
+        "INSERT INTO ingested_segments (name, signal, rows) SELECT name, signal, rows FROM segment_rows"
+    )
+
+
 @contextmanager
 def _registered(store: Store) -> Iterator[Callable[[str, pa.Table], None]]:
     """A `register(name, table)` whose tables stay queryable until the transaction inside has
@@ -184,11 +206,8 @@ def write_batch(
         given["log_batch"] = logs.select(list(LOG_COLUMNS))
     if not given:
         if segments:
-            with store.transaction() as conn:
-                conn.executemany(
-                    "INSERT INTO ingested_segments (name, signal, rows) VALUES (?, ?, ?)",
-                    [tuple(s) for s in segments],
-                )
+            with store.lock, _registered(store) as register, store.transaction() as conn:
+                _record_segments(conn, segments, register)
         return WriteCounts(0, 0, 0)
     # One transaction under the store's lock: what is read, derived and written is one state.
     with store.lock, _registered(store) as register, store.transaction() as conn:
@@ -219,10 +238,7 @@ def write_batch(
             affected = affected.filter(pc.is_valid(affected))
             traces = store_derived(conn, derived, affected)
         if segments:
-            conn.executemany(
-                "INSERT INTO ingested_segments (name, signal, rows) VALUES (?, ?, ?)",
-                [tuple(s) for s in segments],
-            )
+            _record_segments(conn, segments, register)
         if first:
             record(store, CONVENTIONS, conventions)
     return WriteCounts(added_spans, new_logs, traces)
