@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from traceladder.errors import UserError
 from traceladder.suite.cases.model import Case
+from traceladder.suite.domain.registry import load_domain
 
 if TYPE_CHECKING:
     from traceladder.suite.domain.base import Domain
@@ -27,7 +28,5 @@ def load_cases(domain: Domain | None = None, path: Path | None = None) -> tuple[
     from traceladder.suite.cases.validator import require_valid_suite
 
     if domain is None:
-        from traceladder.suite.domain.registry import load_domain
-
         domain = load_domain()
     return require_valid_suite(suite_path(domain, path), domain)
