@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from traceladder.errors import UserError
 from traceladder.suite.cases.model import Case
+from traceladder.suite.domain.base import Domain
 from traceladder.suite.domain.registry import load_domain
-
-if TYPE_CHECKING:
-    from traceladder.suite.domain.base import Domain
 
 
 def suite_path(domain: Domain, path: Path | None = None) -> Path:
