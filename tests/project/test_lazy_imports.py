@@ -57,7 +57,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "workflows/gate_run.py": (5, "the report builder, baseline and PR comment only for --junit/--baseline"),
     "workflows/report_files.py": (6, "rich and the renderers only for the format asked"),
     "workflows/report_formats.py": (1, "the HTML page renderer only for --format html"),
-    "workflows/compare_runs.py": (2, "prices and the simulator's names only for a leaderboard"),
 }
 
 
