@@ -21,6 +21,7 @@ from pathlib import Path
 from traceladder.evaluate.code_rungs import CodeRungVerdicts, CodeVerdict
 from traceladder.evaluate.rungs.ladder import Ladder
 from traceladder.evaluate.rungs.types import VerdictValue
+from traceladder.produce.agent.client import announce_default
 from traceladder.produce.agent.runner import CaseEnd
 from traceladder.store.db import Store
 from traceladder.suite.cases.model import Case
@@ -146,8 +147,6 @@ class _Shown:
         self.progress, self.prepared, self.tick = progress, prepared, tick
 
     def start(self, run_id: str, verdicts: CodeRungVerdicts | None) -> None:
-        from traceladder.produce.agent.client import announce_default
-
         announce_default(self.prepared.choice)
         self.progress.start(run_id, verdicts)
 
