@@ -181,3 +181,26 @@ def test_a_command_calls_one_workflow():
     assert calls["gate_cmd.handle"] == {"workflows.gate_run.run_gate"}  # the check sees calls
     more = {handler: called for handler, called in calls.items() if len(called) > 1}
     assert more == STILL_MORE_THAN_ONE
+
+
+def test_watch_is_asked_by_its_request_alone():
+    """`watch` takes its typed request (`WatchOptions`, `once` and `stopping` included), the store
+    and where to say progress: no loose flag beside the request."""
+    from traceladder.workflows.watch import WatchOptions, watch
+
+    assert list(inspect.signature(watch).parameters) == ["db", "options", "say"]
+    fields = {f for f in WatchOptions.__dataclass_fields__}
+    assert {"once", "stopping"} <= fields
+
+
+def test_watch_once_stops_when_nothing_is_due(tmp_path):
+    """The request's `once` is obeyed: a watch of a store that does not exist yet says it waits,
+    and returns at once instead of polling; `stopping` stops it before the first poll."""
+    from traceladder.workflows.watch import WatchOptions, watch
+
+    said: list[str] = []
+    progress = watch(tmp_path / "none.duckdb", WatchOptions(once=True), said.append)
+    assert progress.batches == 0 and said and said[0].startswith("waiting:")
+    stopped: list[str] = []
+    watch(tmp_path / "none.duckdb", WatchOptions(stopping=lambda: True), stopped.append)
+    assert stopped == []

@@ -310,11 +310,18 @@ def test_chart_labels_are_never_cut(faulty):
 
 
 def test_the_not_evaluated_note_is_said_once(faulty):
-    """The JSON keeps each PASS's explanation as the fold wrote it; the page says which rungs could
-    not run once, in the ladder section, with the count and the reason."""
+    """The JSON keeps each PASS's explanation as the fold wrote it, and beside it the `reason`, the
+    explanation without the note (decision 630), which the page shows; the page says which rungs
+    could not run once, in the ladder section, with the count and the reason."""
     html, results = faulty["page"].read_text(encoding="utf-8"), faulty["report"]["results"]
     noted = [c for c in results if c["verdict"] == "PASS" and c["explanation"].endswith(NOTE)]
     assert len(noted) == faulty["report"]["summary"]["verdict_counts"]["PASS"] > 0
+    assert all(c["reason"] == c["explanation"].removesuffix(NOTE) for c in noted)
+    assert all(c["reason"] == c["explanation"] for c in results if c not in noted)
+    embedded = {r["trace_id"]: r["reason"] for r in _embedded(html)["report"]["results"]}
+    assert embedded and all(
+        embedded[c["trace_id"]] == c["reason"] for c in results if c["trace_id"] in embedded
+    )
     shown = re.sub(r'<script type="application/json".*?</script>', "", html, flags=re.S)
     assert "(not evaluated:" not in shown
     for c in noted[:5]:

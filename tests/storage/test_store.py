@@ -53,7 +53,7 @@ def test_the_blank_schema_is_the_documented_one(tmp_path):
     assert set(documented) == set(actual), "tables/views differ from docs/data-model.md"
     for name, columns in actual.items():
         assert documented[name] == columns, f"docs/data-model.md is wrong about {name}"
-    assert applied[0] == "001_spans_runs" and applied[-1] == "014_case_turns"
+    assert applied[0] == "001_spans_runs" and applied[-1] == "015_result_notes"
     with Store(tmp_path / "blank.duckdb") as again:  # re-opening applies nothing twice
         assert again.applied_migrations() == applied
 
@@ -206,7 +206,7 @@ def test_results_of_an_older_store_are_carried_into_long_form(tmp_path):
         conn.execute("INSERT INTO findings VALUES ('run-1', 'fc-d1-002', 0, ?, 2, 'PARAM_WRONG_VALUE', 'get_order', "
                      "'order_id', '\"W441\"', '\"W442\"', 'm', 1, '1.1.0')", ["b" * 32])  # fmt: skip
     with Store(db) as store:
-        assert store.applied_migrations()[-11:] == [
+        assert store.applied_migrations()[-12:] == [
             "004_long_form_results",
             "005_otlp_sources",
             "006_live_traces",
@@ -218,6 +218,7 @@ def test_results_of_an_older_store_are_carried_into_long_form(tmp_path):
             "012_trace_reading",
             "013_conversations",
             "014_case_turns",
+            "015_result_notes",
         ]
         back = store.fetchall(
             "SELECT * EXCLUDE (evaluated_at, settled_by, domain) FROM results ORDER BY case_id"

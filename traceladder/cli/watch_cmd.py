@@ -58,12 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    stop = threading.Event()
     options = WatchOptions(
         settle_s=args.settle, orphan_after_s=args.orphan_after, interval_s=args.interval, batch=args.batch,
         domain=args.domain, live=live_options(args), judge=judge_options(args, simulated=False),
-        ladder=ladder_for(args), conversation_idle_s=args.conversation_idle,
+        ladder=ladder_for(args), conversation_idle_s=args.conversation_idle, once=args.once,
+        stopping=stop.is_set,
     )  # fmt: skip
-    stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -74,7 +75,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"traceladder watch: {printable(text)}", file=sys.stderr, flush=True)
 
     try:
-        progress = watch(db_path(args), options, say, once=args.once, stopping=stop.is_set)
+        progress = watch(db_path(args), options, say)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

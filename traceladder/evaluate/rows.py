@@ -79,7 +79,7 @@ class RowBuilder:
         # per distinct verdict
         self._index: dict[int, int] = {}  # id(verdict) → index
         self._keep: list[Verdict] = []  # keeps each verdict alive, so its id is never reused
-        self.verdict_rows: list[tuple[Any, ...]] = []  # dimension, verdict, class, settled, …, evidence
+        self.verdict_rows: list[tuple[Any, ...]] = []  # dimension, verdict, class, settled, …, reason
         self.rung_span: list[tuple[int, int]] = []  # [start, end) into `rung_refs`
         self.finding_span: list[tuple[int, int]] = []
         # per distinct rung result: a rung's constant results (`ladder._constant`: not_evaluated
@@ -119,6 +119,7 @@ class RowBuilder:
                 v.settled_by,
                 v.explanation,
                 self._evidence(case, v, encode),
+                v.reason if v.note else None,  # NULL: the explanation has no note (decision 630)
             )  # fmt: skip
         )
         start = len(self.rung_refs)
@@ -170,18 +171,18 @@ class RowBuilder:
         version = pa.array([self.version], _S)
 
         # trace_results: the trace's identity, and its verdict's columns taken per trace
-        distinct = _transpose(self.verdict_rows, 7)
+        distinct = _transpose(self.verdict_rows, 8)
         verdict_of = pa.array(self.verdict_of, _I)
-        dimension, verdict, cls, settled_at, settled_by, explanation, evidence = (
+        dimension, verdict, cls, settled_at, settled_by, explanation, evidence, reason = (
             pa.array(col, t).take(verdict_of)
-            for col, t in zip(distinct, (_S, _S, _S, _I, _S, _S, _S), strict=True)
+            for col, t in zip(distinct, (_S, _S, _S, _I, _S, _S, _S, _S), strict=True)
         )
         traces = pa.table(
             [
                 trace_ids, run_ids, case_ids, repeats, dimension, pa.array(self.domains, _S), verdict, cls,
                 settled_at, settled_by, explanation, evidence, _repeat(version, n),
                 pa.array([self.now], pa.timestamp("us")).take(pa.array([0] * n, _I)),
-                pa.array(self.seqs, pa.int64()), pa.array(self.weights, pa.float64()),
+                pa.array(self.seqs, pa.int64()), pa.array(self.weights, pa.float64()), reason,
             ],
             schema=TRACE_RESULT_SCHEMA,
         )  # fmt: skip

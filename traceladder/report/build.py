@@ -198,6 +198,8 @@ def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> li
                 "settled_at": r["settled_at"],
                 "settled_by": r.get("settled_by"),
                 "explanation": r["explanation"],
+                # the explanation without the ladder's note (decision 630); NULL when it has none
+                "reason": r["explanation"] if r.get("reason") is None else r["reason"],
                 "golden": evidence.get("golden", []),
                 "actual": actual,
                 "warnings": trace_warnings(

@@ -236,6 +236,7 @@ class Result(TypedDict):
     settled_at: int | None
     settled_by: str | None
     explanation: str | None
+    reason: NotRequired[str | None]  # the explanation without the note; absent in older reports
     golden: list[GoldenCall]
     actual: list[ActualCall]
     warnings: list[WarningEntry]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from traceladder.evaluate.rungs.types import VerdictValue, not_evaluated_note
+from traceladder.evaluate.rungs.types import VerdictValue
 from traceladder.report.documents import FindingEntry, Result, RungEntry
 from traceladder.report.html_data import argument_diffs, call_pairs, case_name, case_tools
 from traceladder.report.html_exchange import exchange
@@ -51,19 +51,15 @@ RESULT_CHARS = 1500
 
 
 def shown_explanation(case: Result) -> str:
-    """The case's explanation as the page shows it: a PASS's without the note naming the rungs that
-    could not run on it. The note is the same on nearly every PASS of a suite (a domain with no
-    invariant policy says "(not evaluated: invariants)" 41 times in a sim:faulty run), so the ladder
-    section states it once, with the reason and the count; each case's rungs table keeps the rung's
-    status. The note is recognised from the case's rung statuses (`not_evaluated_note`), never
-    guessed from the words: a text that does not end with exactly that note is shown whole."""
-    text = str(case.get("explanation") or "")
-    if case.get("verdict") != VerdictValue.PASS:
-        return text
-    note = not_evaluated_note(
-        [r["name"] for r in case.get("rungs") or [] if r.get("status") == "not_evaluated"]
-    )
-    return text.removesuffix(note) if note else text
+    """The case's explanation as the page shows it: its `reason`, the explanation without the note
+    a PASS's ends with when rungs could not run on it. The note is the same on nearly every PASS of
+    a suite (a domain with no invariant policy says "(not evaluated: invariants)" 41 times in a
+    sim:faulty run), so the ladder section states it once, with the reason and the count; each
+    case's rungs table keeps the rung's status. The ladder records the reason as its own field
+    (decision 630), so nothing here takes words off a text; a report without the field (written
+    before it existed) shows the explanation whole."""
+    reason = case.get("reason")
+    return str(case.get("explanation") or "") if reason is None else reason
 
 
 def verdict_badge(verdict: str | None) -> str:

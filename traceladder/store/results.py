@@ -25,6 +25,7 @@ TRACE_RESULT_SCHEMA = pa.schema(
         ("domain", _S), ("verdict", _S), ("failure_class", _S), ("settled_at", _I), ("settled_by", _S),
         ("explanation", _S), ("evidence", _S), ("evaluator_version", _S),
         ("evaluated_at", pa.timestamp("us")), ("judged_seq", pa.int64()), ("sample_weight", _F),
+        ("reason", _S),
     ]
 )  # fmt: skip
 RUNG_RESULT_SCHEMA = pa.schema(

@@ -40,8 +40,16 @@ from traceladder.store.watch_state import due_trace_ids, record_watermark
 NAMED_PER_BATCH = 50  # failed traces named per batch; more would bury the log (the rest: `sql`)
 
 
+def _never() -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class WatchOptions:
+    """What `watch` is asked to do: when a trace is complete, how often to poll, what judges it;
+    `once` stops when nothing is due (cron), `stopping` is asked before each poll (a signal
+    handler's flag) and stops the watch after the batch in hand."""
+
     settle_s: float = 30.0
     orphan_after_s: float | None = None  # default: 10 × settle
     interval_s: float = 2.0
@@ -53,6 +61,8 @@ class WatchOptions:
     judge: JudgeOptions | None = None  # rung 5 for the traces the code rungs pass
     ladder: Ladder = Ladder()  # the built-in rungs plus the plug-ins named (`evaluate.rungs.ladder`)
     conversation_idle_s: float | None = None  # judge a conversation once idle this long
+    once: bool = False
+    stopping: Callable[[], bool] = _never
 
 
 @dataclass(frozen=True)
@@ -129,21 +139,16 @@ def judge_idle_conversations(db: Path, options: WatchOptions, now: datetime | No
         return judge_idle(conn, options.live.policies, idle)
 
 
-def watch(
-    db: Path,
-    options: WatchOptions,
-    say: Callable[[str], None],
-    *,
-    once: bool = False,
-    stopping: Callable[[], bool] = lambda: False,
-) -> WatchProgress:
-    """Poll until `stopping()` (or, with `once`, until nothing is due).
+def watch(db: Path, options: WatchOptions, say: Callable[[str], None]) -> WatchProgress:
+    """Poll until `options.stopping()` (or, with `options.once`, until nothing is due); `say`
+    takes each progress line.
 
     A missing store is waited for (`serve` creates it). A store held by another process past the
     lock wait (`StoreBusy`) is retried, except with `once`; every other `StoreError` — not a
     store, another program's database, a newer schema, a damaged file — is raised at once: it
     will not heal by polling, and `watch --once` must not exit 0 having judged nothing of it.
     """
+    once, stopping = options.once, options.stopping
     progress = WatchProgress()
     waiting_said = False
     policy_checked = False

@@ -196,9 +196,9 @@ def settle_results(results: Sequence[RungResult], ignored: tuple[int, ...] = ())
         text = f"FAIL at rung {first.rung} ({first.name}): {cls or 'failed'}: {headline}"
         return Verdict(VerdictValue.FAIL, cls, first.rung, first.name, rungs, text, ignored)
     top = max(judged, key=lambda r: r.rung)
-    text = _pass_text(judged)
-    text += not_evaluated_note([r.name for r in rungs if r.status == "not_evaluated"])
-    return Verdict(VerdictValue.PASS, None, top.rung, top.name, rungs, text, ignored)
+    note = not_evaluated_note([r.name for r in rungs if r.status == "not_evaluated"])
+    text = _pass_text(judged) + note
+    return Verdict(VerdictValue.PASS, None, top.rung, top.name, rungs, text, ignored, note)
 
 
 def _pass_text(passed: Sequence[RungResult]) -> str:

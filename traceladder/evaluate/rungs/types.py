@@ -36,8 +36,9 @@ UNRATED: tuple[VerdictValue, ...] = (VerdictValue.SKIP, VerdictValue.NOT_EVALUAT
 
 def not_evaluated_note(rung_names: Sequence[str]) -> str:
     """What a PASS's explanation ends with when rungs could not run on the trace (empty when every
-    rung ran): the fold writes it, and the HTML report recognises it by these names alone — it
-    states the rungs once, in its ladder section, instead of on every case."""
+    rung ran). `settle_results` appends it and keeps it as `Verdict.note` too, so the explanation
+    without it (`Verdict.reason`) is stored and reported as its own field: no reader takes it off
+    the text again."""
     return f" (not evaluated: {', '.join(rung_names)})" if rung_names else ""
 
 
@@ -128,7 +129,8 @@ class Verdict:
     `verdict` is PASS, FAIL, SKIP, AGENT_ERROR or NOT_EVALUATED (no rung could run). `settled_at`
     is the tier of the first failing rung — or, for a PASS, of the highest rung that ran —
     and `settled_by` its name. `ignored` are the ordinals of calls a reference rung ignored
-    (whitelisted extra reads).
+    (whitelisted extra reads). `note` is the part of `explanation` naming the rungs that could not
+    run on a PASS (`not_evaluated_note`; empty when every rung ran): `explanation` ends with it.
     """
 
     verdict: VerdictValue
@@ -138,6 +140,12 @@ class Verdict:
     rungs: tuple[RungResult, ...] = ()
     explanation: str = ""
     ignored: tuple[int, ...] = ()
+    note: str = ""
+
+    @property
+    def reason(self) -> str:
+        """The explanation without `note`: what the rungs that ran said."""
+        return self.explanation[: len(self.explanation) - len(self.note)]
 
     @property
     def findings(self) -> tuple[Finding, ...]:

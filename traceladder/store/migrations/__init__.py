@@ -1,10 +1,10 @@
 """The store's schema, as named migrations applied in order and recorded in `schema_migrations`.
 
 One module per part of the store (`spans_runs`, `results`, `foreign_traces`, `live`, `trend`,
-`judgments`, `tool_definitions`, `extraction`, `reading`, `conversations`), each holding its
-migrations; this list is the one order they are applied in. Never edit a released migration — a
-store that recorded its name would never see the edit: add a new one at the end of this list, in
-the module of the part it changes.
+`judgments`, `tool_definitions`, `extraction`, `reading`, `conversations`, `result_notes`), each
+holding its migrations; this list is the one order they are applied in. Never edit a released
+migration — a store that recorded its name would never see the edit: add a new one at the end of
+this list, in the module of the part it changes.
 `tests/storage/test_store.py` pins the blank schema."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from traceladder.store.migrations.foreign_traces import OTLP_SOURCES
 from traceladder.store.migrations.judgments import JUDGE
 from traceladder.store.migrations.live import LIVE_TRACES
 from traceladder.store.migrations.reading import TRACE_READING
+from traceladder.store.migrations.result_notes import RESULT_NOTES
 from traceladder.store.migrations.results import LONG_FORM_RESULTS, QUERY_VIEWS, RESULTS_FINDINGS
 from traceladder.store.migrations.spans_runs import CASE_TURNS, SPANS_RUNS
 from traceladder.store.migrations.tool_definitions import TOOL_DEFINITION_ORIGIN
@@ -36,4 +37,5 @@ MIGRATIONS: list[Migration] = [
     TRACE_READING,  # 012
     CONVERSATIONS,  # 013
     CASE_TURNS,  # 014
+    RESULT_NOTES,  # 015
 ]
