@@ -168,7 +168,7 @@ STILL_MORE_THAN_ONE = {
     },  # fmt: skip
     # `report` is three reports (a run's, the live page, the leaderboard) behind one command
     "report_cmd.handle": {
-        "workflows.compare_runs.leaderboard_of",
+        "workflows.leaderboard.leaderboard_of",
         "workflows.html_pages.html_path_for",
         "workflows.html_pages.live_page",
         "workflows.report_formats.report_format",

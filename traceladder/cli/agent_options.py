@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from traceladder.cli.common import db_path, domain_name, ladder_for, terminal
 from traceladder.cli.judge_options import judge_options, say_judged
 from traceladder.errors import ExitCode, UserError
+from traceladder.produce.agent.config import DEFAULT_MAX_TOKENS
 from traceladder.report.terminal import render_text
 from traceladder.store.db import Store, open_store
 
@@ -65,7 +66,6 @@ def agent_request(args: argparse.Namespace) -> AgentRunRequest:
     """The `AgentRunRequest` the flags of `run` (or `baseline init`, which has no --repeat,
     --resume or --no-report) ask for; `UserError` for a flag of the built-in loop."""
     from traceladder.produce.agent.client import choose_model
-    from traceladder.produce.agent.config import DEFAULT_MAX_TOKENS
     from traceladder.produce.agent.sim import is_sim
     from traceladder.workflows.agent_run import AgentRunRequest
 

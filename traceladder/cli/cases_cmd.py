@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from traceladder.cli.common import add_domain_option, domain_name, int_range
+from traceladder.cli.common import add_db_option, add_domain_option, db_path, domain_name, int_range
 from traceladder.errors import ExitCode, UserError
 from traceladder.files import write_text
 from traceladder.suite.cases.coverage import coverage_markdown
@@ -35,8 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _register_from_traces(actions: argparse._SubParsersAction) -> None:
-    from traceladder.cli.common import add_db_option
-
     record = actions.add_parser(
         "from-traces",
         help="write a declarative domain and its case suite (DIR/cases.jsonl) from stored traces",
@@ -83,7 +81,6 @@ def _register_from_traces(actions: argparse._SubParsersAction) -> None:
 
 
 def run_from_traces(args: argparse.Namespace) -> int:
-    from traceladder.cli.common import db_path
     from traceladder.store.recorded import Selection
     from traceladder.workflows.from_traces import FromTracesRequest, record_suite
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 from traceladder.errors import ExitCode
+from traceladder.store.db import open_store
+from traceladder.store.store_file import check_store_path
 from traceladder.text import printable
 from traceladder.workflows.plugins import PluginsRequest, list_plugins
 
@@ -44,11 +47,7 @@ def handle(args: argparse.Namespace) -> int:
 def _store_conventions(db: str | None) -> str | None:
     if db is None:
         return None
-    from pathlib import Path
-
-    from traceladder.store.db import open_store
     from traceladder.store.settings import CONVENTIONS, recorded
-    from traceladder.store.store_file import check_store_path
 
     path = Path(db)
     check_store_path(path)

@@ -17,18 +17,16 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from traceladder.evaluate.code_rungs import CodeRungVerdicts, CodeVerdict
 from traceladder.evaluate.rungs.ladder import Ladder
 from traceladder.evaluate.rungs.types import VerdictValue
+from traceladder.produce.agent.client import announce_default
+from traceladder.produce.agent.runner import CaseEnd
 from traceladder.store.db import Store
 from traceladder.suite.cases.model import Case
 from traceladder.text import printable
-
-if TYPE_CHECKING:
-    from traceladder.produce.agent.runner import CaseEnd
-    from traceladder.workflows.run import PreparedRun, Progress, ProgressFor
+from traceladder.workflows.run import PreparedRun, Progress, ProgressFor
 
 
 def duration(seconds: float) -> str:
@@ -149,8 +147,6 @@ class _Shown:
         self.progress, self.prepared, self.tick = progress, prepared, tick
 
     def start(self, run_id: str, verdicts: CodeRungVerdicts | None) -> None:
-        from traceladder.produce.agent.client import announce_default
-
         announce_default(self.prepared.choice)
         self.progress.start(run_id, verdicts)
 

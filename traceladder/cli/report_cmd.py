@@ -183,7 +183,7 @@ def _live_page(args: argparse.Namespace) -> int:
 
 def _leaderboard(args: argparse.Namespace) -> int:
     from traceladder.report.leaderboard import render_leaderboard
-    from traceladder.workflows.compare_runs import leaderboard_of
+    from traceladder.workflows.leaderboard import leaderboard_of
 
     with open_store(db_path(args), read_only=True) as store:
         board = leaderboard_of(store, list(args.runs), prices=args.prices)

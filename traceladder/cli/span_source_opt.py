@@ -5,12 +5,8 @@ by trace id, in this process or on a Dask cluster (docs/scale.md; the workflow:
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from traceladder.cli.common import int_range, seconds
-
-if TYPE_CHECKING:
-    pass
 
 
 def add_source_options(p: argparse.ArgumentParser) -> None:

@@ -10,13 +10,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+
 from traceladder.errors import UserError
 from traceladder.instrumentation import semconv as sc
 from traceladder.store.db import Store, trace_id_table
 from traceladder.trace_facts import TraceFacts
 
 if TYPE_CHECKING:  # Arrow is imported by the readers that build a table, not by every command
-    import duckdb
     import pyarrow as pa
 
 # A trace's captured tool definitions: (tool name, parameters JSON text or None, offered — seen in a

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from traceladder.errors import UserError, VerificationFailed
 from traceladder.evaluate.rungs.types import VerdictValue
-from traceladder.files import read_json_object
+from traceladder.files import read_json_object, write_text
 from traceladder.report.baseline import (
     LockRefused,
     build_baseline,
@@ -108,8 +108,6 @@ class LockResult:
 def lock_baseline(db: Path, request: LockRequest) -> LockResult:
     """The `baseline lock` workflow: `lock` on the store at `db` (read only), written atomically
     (sorted keys: the file is hashed as written)."""
-    from traceladder.files import write_text
-
     with open_store(db, read_only=True) as store:
         baseline = lock(store, request.canonical, request.consistency, request.review)
     text = json.dumps(baseline, indent=2, ensure_ascii=False, sort_keys=True) + "\n"

@@ -1,6 +1,7 @@
-"""`compare` and the leaderboard as workflows: runs read from the store, checked to be runs of one
-suite, turned into their ReportV1s (for `compare`: their heads, and the results joined by case a
-batch at a time, `store.run_pairs`), handed to the pure builders in `reporting`.
+"""`compare` as a workflow (the leaderboard, `workflows/leaderboard.py`, shares its checks): runs
+read from the store, checked to be runs of one suite, turned into their ReportV1s (for `compare`:
+their heads, and the results joined by case a batch at a time, `store.run_pairs`), handed to the
+pure builders in `reporting`.
 
 Comparable means *the same cases*: the `cases` input hash of every run is equal. The model,
 prompt, tool schemas and configuration may differ — comparing them is the point — and the
@@ -11,21 +12,18 @@ for the gate; a side of several runs must be repetitions of one model with ident
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from traceladder.errors import UserError
 from traceladder.report.comparison import SAME_SUITE_KEY, Pairing
 from traceladder.report.documents import ComparisonV1, ReportV1
-from traceladder.report.leaderboard import leaderboard
-from traceladder.report.repeatability import listed_twice
 from traceladder.store.db import Store, open_store
 from traceladder.store.run_pairs import case_trials, failure_details
 from traceladder.store.run_report import REPORT_MEMORY
-from traceladder.store.runs import RunInfo, run_info, run_usage
+from traceladder.store.runs import RunInfo, run_info
 from traceladder.suite.domain.registry import is_installed, load_domain
-from traceladder.workflows.report_files import load_report, open_report
+from traceladder.workflows.report_files import open_report
 
 
 @dataclass(frozen=True)
@@ -69,7 +67,8 @@ def run_group(text: str) -> tuple[str, ...]:
     return ids
 
 
-def _infos(store: Store, ids: Sequence[str]) -> list[RunInfo]:
+def complete_infos(store: Store, ids: Sequence[str]) -> list[RunInfo]:
+    """The runs' records; `UserError` naming the first run that did not finish."""
     infos = [run_info(store, r) for r in ids]
     for info in infos:
         if not info.complete:
@@ -121,7 +120,7 @@ def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: flo
     repeated = sorted((set(a) & set(b)) | {r for r in (*a, *b) if [*a, *b].count(r) > 1})
     if repeated:
         raise UserError(f"run {repeated[0]} is named more than once; each run is one side's trials")
-    infos_a, infos_b = _infos(store, a), _infos(store, b)
+    infos_a, infos_b = complete_infos(store, a), complete_infos(store, b)
     check_same_suite([*infos_a, *infos_b])
     _check_group("A", infos_a)
     _check_group("B", infos_b)
@@ -144,24 +143,3 @@ def compare_runs(store: Store, a: Sequence[str], b: Sequence[str], *, alpha: flo
             f"{len(comparison['unpaired'])} without a scored trial on both sides)"
         )
     return comparison
-
-
-def leaderboard_of(store: Store, run_ids: Sequence[str], *, prices: Path | None = None) -> dict[str, Any]:
-    """The LeaderboardV1 of runs of one suite (`NotComparable` otherwise). Cost uses the shipped
-    price table, extended by `prices` (the judge's format: USD per million tokens)."""
-    from traceladder.evaluate.judge.prices import load_prices
-    from traceladder.produce.agent.sim import is_sim
-
-    twice = listed_twice(run_ids)
-    if twice:
-        raise UserError(f"run {twice} is listed more than once")
-    if len(run_ids) < 2:
-        raise UserError("a leaderboard needs at least two runs; for one run use `traceladder report RUN`")
-    check_same_suite(_infos(store, run_ids))
-    table = load_prices(prices)
-
-    def price(model: str, tokens_in: int, tokens_out: int) -> float | None:
-        return 0.0 if is_sim(model) else table.cost(model, tokens_in, tokens_out)
-
-    entries = [(load_report(store, r), asdict(run_usage(store, r))) for r in run_ids]
-    return leaderboard(entries, price=price)

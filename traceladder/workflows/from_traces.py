@@ -35,6 +35,7 @@ from typing import Any
 
 from traceladder.errors import UserError
 from traceladder.evaluate.assemble import raw_calls_by_trace
+from traceladder.evaluate.trace_schemas import read_tools_file
 from traceladder.extract.conventions.exchanges import (
     OPENING_ATTRIBUTE,
     OPENING_EVENTS,
@@ -97,8 +98,6 @@ class FromTracesRequest:
 def record_suite(db: Path, request: FromTracesRequest, say: Callable[[str], None]) -> Outcome:
     """The `cases from-traces` workflow on the store at `db` (read only); `say` gets one line per
     skipped trace. `UserError` for a bad prefix, a missing store, or as `from_traces` raises."""
-    from traceladder.evaluate.trace_schemas import read_tools_file
-
     if not re.fullmatch(r"[a-z][a-z0-9]{0,15}", request.prefix):
         raise UserError(
             f"--prefix must be lowercase letters and digits, starting with a letter, not {request.prefix!r}"

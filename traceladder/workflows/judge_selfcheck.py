@@ -12,7 +12,9 @@ from pathlib import Path
 
 from traceladder.errors import UserError
 from traceladder.evaluate.judge.choice import JudgeRequest, resolve_judge
-from traceladder.evaluate.judge.meta import MetaReport
+from traceladder.evaluate.judge.client import JudgeClient
+from traceladder.evaluate.judge.meta import MetaReport, load_meta, measure
+from traceladder.evaluate.judge.rubric import build_prompt
 from traceladder.suite.domain.registry import load_domain
 
 SIM_JUDGE = "sim:judge"
@@ -43,10 +45,6 @@ class JudgeSelfcheckResult:
 def judge_selfcheck(request: JudgeSelfcheckRequest) -> JudgeSelfcheckResult:
     """Measure the request's judge. `UserError` for rounds below 1, an unreachable judge or one
     that refuses the key, and a judge that gave no usable reply at all (not a 0% judge)."""
-    from traceladder.evaluate.judge.client import JudgeClient  # asks a judge: the OpenAI library
-    from traceladder.evaluate.judge.meta import load_meta, measure
-    from traceladder.evaluate.judge.rubric import build_prompt
-
     if request.rounds < 1:
         raise UserError("--rounds must be at least 1")
     # Every round asks the judge afresh (no cache), with no budget and no price table: drift is

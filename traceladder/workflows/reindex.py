@@ -17,7 +17,7 @@ from traceladder.errors import UserError
 from traceladder.extract import STAGE
 from traceladder.store.db import Store, open_store
 from traceladder.store.rebuild import check_where, next_traces, rebuild_traces
-from traceladder.store.settings import CONVENTIONS, record, recorded
+from traceladder.store.settings import CONVENTIONS, conventions_setting, record, recorded
 
 MAX_SPANS = 20_000  # stored spans per batch: ~80 MB of 4 KB spans as Arrow, parsed one trace at a time
 MAX_TRACES = 2_000
@@ -53,8 +53,6 @@ def reindex(
             record(store, CONVENTIONS, names)
         setting = recorded(store, CONVENTIONS)
         if setting is None:  # a store no write has recorded a setting for yet: today's choice
-            from traceladder.store.settings import conventions_setting
-
             setting, _ = conventions_setting(store)
             STAGE.check(setting)
             record(store, CONVENTIONS, setting)

@@ -12,8 +12,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from traceladder.endpoints.resolve import JUDGE, chosen_model, resolve
 from traceladder.errors import UserError
+from traceladder.evaluate.judge.endpoint import JudgeEndpoint
 from traceladder.evaluate.judge.phase import JudgeBudget, JudgeOptions
+from traceladder.evaluate.judge.prices import load_prices
+from traceladder.evaluate.judge.rubric import load_rubric
 
 
 @dataclass(frozen=True)
@@ -36,10 +40,6 @@ def resolve_judge(
     """The judge `request` names, else `TRACELADDER_JUDGE_MODEL`, else `sim:judge` when
     `simulated` (every trace judged is a simulated-model run's), else None (no rung 5).
     `UserError` for an unknown simulated judge or a concurrency below 1."""
-    from traceladder.endpoints.resolve import JUDGE, chosen_model, resolve
-    from traceladder.evaluate.judge.endpoint import JudgeEndpoint
-    from traceladder.evaluate.judge.prices import load_prices
-    from traceladder.evaluate.judge.rubric import load_rubric
     from traceladder.evaluate.judge.sim import SIM_JUDGE, transport
 
     env = os.environ if env is None else env

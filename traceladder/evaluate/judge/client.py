@@ -19,9 +19,11 @@ import httpx2
 import openai
 from jsonschema import Draft202012Validator
 
+from traceladder.endpoints.probe import check_endpoint
 from traceladder.evaluate.judge.endpoint import DEFAULT_BASE_URL, JudgeEndpoint
 from traceladder.evaluate.judge.rubric import Prompt, reply_schema
 from traceladder.evaluate.rungs.judge import CriterionVerdict
+from traceladder.produce.agent.config import redact_url
 from traceladder.produce.agent.retry import classify, connection_cause
 
 SEED = 0
@@ -65,9 +67,6 @@ class JudgeClient:
     def check(self) -> None:
         """The endpoint check (`endpoints.probe`): raises `EndpointUnusable` when the judge
         cannot be reached or refuses the key; a simulated judge has nothing to check."""
-        from traceladder.endpoints.probe import check_endpoint
-        from traceladder.produce.agent.config import redact_url
-
         if self.endpoint.transport is not None:
             return
         source = self.endpoint.key_source

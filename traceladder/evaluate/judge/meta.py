@@ -17,15 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from traceladder.errors import UserError
+from traceladder.evaluate.judge.client import JudgeClient
 from traceladder.evaluate.judge.rubric import Prompt, Rubric
 from traceladder.evaluate.judge.trajectory import canonical_text
 from traceladder.files import jsonl_lines
-
-if TYPE_CHECKING:
-    from traceladder.evaluate.judge.client import JudgeClient
 
 ERROR = "error"
 

@@ -22,8 +22,8 @@ from typing import NamedTuple
 from traceladder.evaluate.judge.asking import Ask, ask_all
 from traceladder.evaluate.judge.endpoint import JudgeEndpoint
 from traceladder.evaluate.judge.phase_rows import Key, judgment_rows, total_cost, trace_rows
-from traceladder.evaluate.judge.prices import Prices
-from traceladder.evaluate.judge.rubric import Prompt, Rubric, build_prompt
+from traceladder.evaluate.judge.prices import Prices, load_prices
+from traceladder.evaluate.judge.rubric import Prompt, Rubric, build_prompt, load_rubric
 from traceladder.evaluate.judge.trajectory import TrajectoryCall, canonical_text, trajectory, trajectory_hash
 from traceladder.evaluate.rungs.judge import Judgment
 from traceladder.exchange import Exchange
@@ -60,8 +60,6 @@ class JudgeOptions:
 
 def sim_judge_options() -> JudgeOptions:
     """The simulated judge with the shipped rubric and prices (selfcheck, tests)."""
-    from traceladder.evaluate.judge.prices import load_prices
-    from traceladder.evaluate.judge.rubric import load_rubric
     from traceladder.evaluate.judge.sim import SIM_JUDGE, transport
 
     return JudgeOptions(JudgeEndpoint(SIM_JUDGE, transport=transport()), load_rubric(), load_prices())

@@ -1,6 +1,7 @@
 """The ladder: one pure module per rung under one contract, and the verdict as a fold over them.
 Nothing here touches DuckDB or OpenTelemetry."""
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from traceladder.evaluate.rungs.types import (
@@ -53,7 +54,5 @@ def __getattr__(name: str) -> object:
     and the case loader with it) are imported on first use: importing `evaluate.rungs.types` for a
     result's shape — as `report` and `gate` do — should load neither."""
     if name in _LAZY:
-        from importlib import import_module
-
         return getattr(import_module(f"traceladder.evaluate.rungs.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

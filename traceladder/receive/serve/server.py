@@ -34,8 +34,10 @@ from traceladder.errors import ExitCode, UserError, first_line
 from traceladder.receive.serve.connections import ensure_file_limit
 from traceladder.receive.serve.handler import Receiver, ReceiverConfig
 from traceladder.receive.serve.lifeline import open_lifeline
+from traceladder.receive.serve.trouble import Trouble
 from traceladder.receive.serve.writer import GroupWriter
-from traceladder.store.segments import SegmentWriter, segment_root
+from traceladder.store.db import Store, StoreBusy
+from traceladder.store.segments import SegmentWriter, has_pending, segment_root
 
 log = logging.getLogger(__name__)
 
@@ -131,10 +133,7 @@ def stop(receiver: Receiver) -> None:
 
 
 def _fold_loop(db: Path, interval_s: float, stopped: threading.Event) -> None:
-    from traceladder.receive.serve.trouble import Trouble
-    from traceladder.store.db import Store, StoreBusy
     from traceladder.store.fold import fold_pending
-    from traceladder.store.segments import has_pending
 
     trouble = Trouble(log, f"cannot fold segments into {db}", "they stay safe on disk; retrying")
     while not stopped.wait(interval_s):
@@ -155,9 +154,7 @@ def final_fold(db: Path, wait_s: float = 5.0, budget_s: float = 10.0) -> str:
     """Fold what is pending before exiting, for at most about `budget_s` (a backlog left over is
     safe on disk and folded by the next command that opens the store). Never raises: a fold that
     cannot run (a full disk, a held store) leaves the segments for the next command."""
-    from traceladder.store.db import Store
     from traceladder.store.fold import fold_pending
-    from traceladder.store.segments import has_pending
 
     if not has_pending(db):
         return "nothing pending"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from traceladder.errors import UserError
 from traceladder.receive.span_sources.base import SpanSource
+from traceladder.receive.span_sources.parquet import ParquetSource
 
 SCHEMES = ("parquet:DIR", "duckdb:PATH", "clickhouse://[user@]host[:port]/database?table=otel_traces",
            "chdb:///abs/path?database=…&table=…")  # fmt: skip
@@ -21,8 +22,6 @@ def open_source(spec: str) -> SpanSource:
                 f"--source {scheme}: needs a path, e.g. {scheme}:{'DIR' if scheme == 'parquet' else 'PATH'}"
             )
         if scheme == "parquet":
-            from traceladder.receive.span_sources.parquet import ParquetSource
-
             return ParquetSource(Path(rest))
         from traceladder.receive.span_sources.store import StoreSource
 

@@ -5,6 +5,7 @@ Each name loads with its module on first use: a command that needs one piece (th
 a domain, the hashes for a baseline) does not pay for the loader and the validator at start-up.
 """
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,7 +46,5 @@ _MODULE_OF = {
 
 def __getattr__(name: str) -> object:
     if name in _MODULE_OF:
-        from importlib import import_module
-
         return getattr(import_module(f"traceladder.suite.cases.{_MODULE_OF[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from traceladder.errors import UserError
 from traceladder.suite.cases.model import Case
-
-if TYPE_CHECKING:
-    from traceladder.suite.domain.base import Domain
+from traceladder.suite.domain.base import Domain
+from traceladder.suite.domain.registry import load_domain
 
 
 def suite_path(domain: Domain, path: Path | None = None) -> Path:
@@ -27,7 +25,5 @@ def load_cases(domain: Domain | None = None, path: Path | None = None) -> tuple[
     from traceladder.suite.cases.validator import require_valid_suite
 
     if domain is None:
-        from traceladder.suite.domain.registry import load_domain
-
         domain = load_domain()
     return require_valid_suite(suite_path(domain, path), domain)

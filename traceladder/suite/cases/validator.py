@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from traceladder.errors import UserError
 from traceladder.files import LIMITS, jsonl_lines, read_input
@@ -33,9 +33,7 @@ from traceladder.suite.cases.record_rules import (
     flag_violations,
 )
 from traceladder.suite.cases.spec import SuiteSpec
-
-if TYPE_CHECKING:  # cases never import domains at runtime: domains import their suite spec
-    from traceladder.suite.domain.base import Domain
+from traceladder.suite.domain.base import Domain
 
 FORMAT_KEY = "schema"  # the key that names a record's format; absent for CaseV1
 

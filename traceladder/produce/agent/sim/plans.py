@@ -10,6 +10,7 @@ from the domain's `SimHints`, and a fault whose hint is missing is never chosen.
 from __future__ import annotations
 
 import copy
+import json
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -221,8 +222,6 @@ def build_fault(case: Case, domain: Domain, fault: str) -> Plan:
         hallucinated = PlannedCall(first.tool, dict(args, **{key: hints.hallucinated[key]}))
         return with_first(hallucinated, VerdictValue.FAIL, "PARAM_HALLUCINATED_ID")
     if fault == "invalid_json":
-        import json
-
         raw = json.dumps(args, ensure_ascii=False)[:-1]  # the closing brace goes missing
         return with_first(PlannedCall(first.tool, raw=raw), VerdictValue.FAIL, "PARAM_WRONG_FORMAT")
     if fault == "unknown_tool":

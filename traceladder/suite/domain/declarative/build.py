@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from traceladder.errors import UserError
+from traceladder.evaluate.rungs.untrusted_schema import Uncheckable, schema_errors, schema_problem
 from traceladder.files import LIMITS, jsonl_lines, outside, read_input
 from traceladder.suite.cases.spec import CategorySpec, SuiteSpec, SuiteTotals
 from traceladder.suite.domain.base import ChainSpec, Domain
@@ -158,10 +159,6 @@ def _tools(data: bytes | None, problems: list[str]) -> list[dict[str, Any]] | No
     if not isinstance(tools, list) or not tools:
         problems.append("tools.json must be a non-empty JSON list of OpenAI function tools")
         return None
-    # Here, not at import: the registry imports this module to resolve every --domain, and a
-    # built-in domain's name must not load jsonschema (~130 ms) for `report`.
-    from traceladder.evaluate.rungs.untrusted_schema import schema_problem
-
     ok = True
     for index, tool in enumerate(tools):
         fn = tool.get("function") if isinstance(tool, dict) else None
@@ -391,8 +388,6 @@ def _recorded_problems(
     domain: Domain, responses: list[tuple[int, dict[str, Any]]], aborts: frozenset[str]
 ) -> list[str]:
     """Every recorded call names a defined tool and (when it is an object) fits its schema."""
-    from traceladder.evaluate.rungs.untrusted_schema import Uncheckable, schema_errors
-
     problems = []
     validators = domain.validators
     for number, record in responses:
