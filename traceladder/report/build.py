@@ -184,7 +184,7 @@ def result_entries(rows: RunRows, quirks: Mapping[str, str] | None = None) -> li
     per_case: list[Result] = []
     for r in rows.results:
         evidence = r["evidence"] or {}
-        # the store reads exactly ActualCall's columns (storage.run_report), in its order
+        # the store reads exactly ActualCall's columns (store.run_report), in its order
         actual = [cast(ActualCall, dict(c)) for c in rows.calls.get(r["trace_id"], [])]
         trace_rungs = _rungs(rungs_of.get(r["trace_id"], []), evidence)
         per_case.append(

@@ -54,7 +54,7 @@ def conversation_entry(rows: ConversationRows, messages: Mapping[str, str | None
         "verdict": rows.verdict,
         "deciding_turn": rows.deciding_turn,
         "reason": rows.reason,
-        # the store reads exactly the columns of a finding and of a turn (storage.conversation_report)
+        # the store reads exactly the columns of a finding and of a turn (store.conversation_report)
         "findings": cast(list[ConversationFinding], list(rows.findings)),
         "turns": [_turn(turn, messages) for turn in rows.turns],
     }

@@ -158,7 +158,7 @@ class UnitRow:
     domain: str | None
     agent_status: str
     error_type: str | None
-    seq: int | None = None  # the arrival judged (see storage.trace_index)
+    seq: int | None = None  # the arrival judged (see store.trace_index)
     error: bool = False  # a span of the trace has an error status
     facts: TraceFacts = TraceFacts()
     definitions: str | None = (

@@ -94,7 +94,7 @@ def gate(
     run_id = run_id or latest_run(store)
     info = run_info(store, run_id)
     # The pass rate counts every judged trace of the run, as the report does (one definition:
-    # storage.run_report.run_verdict_counts); the per-case verdicts only name regressions.
+    # store.run_report.run_verdict_counts); the per-case verdicts only name regressions.
     counts = run_verdict_counts(store, run_id)
     cases = case_verdicts(store, run_id) if baseline is not None else []
     incomparable = _comparability(baseline, info.model, info.input_hashes, info.config) if baseline else None

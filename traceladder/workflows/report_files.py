@@ -56,7 +56,7 @@ from traceladder.store.run_report import (
 from traceladder.suite.domain.registry import is_installed, load_domain
 
 FORMATS = ("text", "json", "junit")
-JUDGE_RUNG = "judge"  # evaluators.judge.NAME, named here so a report does not import the ladder
+JUDGE_RUNG = "judge"  # evaluate.rungs.judge.NAME, named here so a report does not import the ladder
 
 
 @dataclass(frozen=True)
