@@ -27,8 +27,9 @@ def test_a_reader_says_once_that_the_store_is_older_and_changes_nothing(tmp_path
     assert done.returncode == 0, done.stderr
     last = MIGRATIONS[-2][0]
     assert done.stderr.count("was written by an older traceladder") == 1
+    assert done.stderr.count("\n") == 1  # one line, not also the older-extraction notice
     assert f"it lacks migration {last} and 1 more" in done.stderr
-    assert f"`traceladder reindex --db {db}`" in done.stderr
+    assert f"run `traceladder reindex --db {db}` to upgrade it" in done.stderr
     assert db.read_bytes() == before  # the reader wrote nothing
 
 

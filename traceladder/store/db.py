@@ -289,9 +289,9 @@ def open_store(
     A store holding rows of an older extraction says so once (`stale_notice`), and a store whose
     schema an older traceladder wrote says, once, that a reader does not upgrade it."""
     store = _open(path, read_only, say)
-    if store.missing_migrations:
+    if store.missing_migrations:  # one line: the command it names also rebuilds stale rows
         _say_behind(store, say)
-    if stale_notice:
+    elif stale_notice:
         _say_if_stale(store, say)
     return store
 
@@ -310,8 +310,9 @@ def _say_behind(store: Store, say: Callable[[str], None]) -> None:
     more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
     say(
         f"{store.path} was written by an older traceladder (it lacks migration {missing[0]}{more}); "
-        "reading does not upgrade it, and a command may fail on what is missing: a command that "
-        f"writes upgrades it, e.g. `traceladder reindex --db {store.path}`"
+        "reading does not upgrade it, and a command may fail on what is missing: "
+        f"run `traceladder reindex --db {store.path}` to upgrade it and rebuild what an older "
+        "extraction derived"
     )
 
 
