@@ -57,6 +57,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "workflows/gate_run.py": (5, "the report builder, baseline and PR comment only for --junit/--baseline"),
     "workflows/report_files.py": (8, "rich, renderers for the format asked; conventions with conversations"),
     "workflows/report_formats.py": (1, "the HTML page renderer only for --format html"),
+    "workflows/report.py": (
+        5,
+        "the page renderer, the trend views and the leaderboard: html, --live, --runs",
+    ),
 }
 
 

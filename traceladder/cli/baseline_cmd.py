@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from traceladder.cli.agent_options import prepare_agent_runs, wants_agent
 from traceladder.cli.common import add_db_option, db_path, int_range, run_id_arg
 from traceladder.cli.judge_options import say_judged
 from traceladder.cli.run_options import add_run_options, run_request
 from traceladder.errors import ExitCode
 from traceladder.files import write_text
-from traceladder.report.baseline import MIN_RUNS
-from traceladder.store.db import Store, open_store
+from traceladder.report.baseline import MAX_RUNS, MIN_RUNS
+from traceladder.store.db import open_store
 from traceladder.workflows.baseline_files import (
     CheckRequest,
     LockRequest,
@@ -24,7 +23,9 @@ from traceladder.workflows.baseline_files import (
     lock_baseline,
     make_review_template,
 )
-from traceladder.workflows.baseline_init import MAX_RUNS, InitPaths, check_paths, init_baseline
+
+if TYPE_CHECKING:
+    from traceladder.workflows.run_request import RunResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,40 +94,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle_init(args: argparse.Namespace) -> int:
-    paths = InitPaths.under(args.dir)
-    check_paths(paths)  # before the first run: a refusal must not cost N runs
+    # The runs' modules import the OpenAI client library: loaded only when a baseline is made.
+    from traceladder.cli.progress import progress_for
+    from traceladder.workflows.baseline_init import InitRequest, init_baseline
+
     path = db_path(args)
-    with open_store(path) as store:
-        # The team's own agent (`--agent`/`--agent-cmd`) is run as `run --agent` runs it; else the
-        # built-in loop against --model.
-        execute = prepare_agent_runs(store, args) if wants_agent(args) else _model_runs(store, args)
-        result = init_baseline(store, run=execute, runs=args.runs, paths=paths, db=path)
+    request = InitRequest(run_request(args), args.runs, args.dir)
+    shown = progress_for(stderr_is_terminal=sys.stderr.isatty())
+    result = init_baseline(path, request, progress_for=shown, on_run=_evaluated)
     print(f"run_ids={','.join(result.run_ids)}")
     print(f"db={path}")
-    print(f"consistency_path={paths.consistency}")
-    print(f"review_path={paths.review} fails={result.fails}")
+    print(f"consistency_path={result.paths.consistency}")
+    print(f"review_path={result.paths.review} fails={result.fails}")
     print(result.next_step)
     return ExitCode.OK
 
 
-def _model_runs(store: Store, args: argparse.Namespace) -> Callable[[int], str]:
-    """Run i of the baseline with the built-in loop against --model, resolved once (a bad flag
-    fails before any run), as a function returning the run's id."""
-    from traceladder.cli.progress import progress_for
-    from traceladder.workflows.run import baseline_run, prepare_run
-
-    prepared = prepare_run(store, run_request(args))
-    shown = progress_for(store, stderr_is_terminal=sys.stderr.isatty())
-
-    def execute(i: int) -> str:
-        result = baseline_run(store, prepared, i, progress_for=shown)
-        if result.evaluation is not None:
-            say_judged(result.evaluation)
-        run_id = result.summary.run_id
-        print(f"traceladder: run {i + 1}: {run_id} evaluated", file=sys.stderr, flush=True)
-        return run_id
-
-    return execute
+def _evaluated(i: int, result: RunResult) -> None:
+    if result.evaluation is not None:
+        say_judged(result.evaluation)
+    print(f"traceladder: run {i + 1}: {result.summary.run_id} evaluated", file=sys.stderr, flush=True)
 
 
 def handle_template(args: argparse.Namespace) -> int:

@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from traceladder.evaluate.code_rungs import CodeRungVerdicts, CodeVerdict
-from traceladder.evaluate.rungs.ladder import Ladder
 from traceladder.evaluate.rungs.types import VerdictValue
 from traceladder.produce.agent.client import announce_default
 from traceladder.produce.agent.runner import CaseEnd
-from traceladder.store.db import Store
-from traceladder.suite.cases.model import Case
 from traceladder.text import printable
-from traceladder.workflows.run import PreparedRun, Progress, ProgressFor
+from traceladder.workflows.run_request import Progress, ProgressFor, RunOutline
 
 
 def duration(seconds: float) -> str:
@@ -54,36 +50,21 @@ def verdict_text(verdict: CodeVerdict, *, judge_after: bool) -> str:
 
 
 class RunProgress:
-    """The progress callback of one run. `evaluated`: an evaluation follows the run, so each case's
-    line shows its code-rung verdict; `judge_after`: that evaluation includes rung 5."""
+    """The progress callback of one run. `judge_after`: the evaluation after the run includes
+    rung 5. Each case's line shows its code-rung verdict when the workflow hands `start` the
+    run's settlement (it does whenever an evaluation follows), else only how the case ended."""
 
-    def __init__(
-        self, store: Store, *, domain: str, cases_path: Path | None, ladder: Ladder, evaluated: bool,
-        judge_after: bool, clock: Callable[[], float] = time.monotonic,
-        cases: Sequence[Case] | None = None,
-    ) -> None:  # fmt: skip
-        self.store, self.domain, self.cases_path, self.ladder = store, domain, cases_path, ladder
-        self.cases = cases  # the run's suite, already validated: not read again for the verdicts
-        self.evaluated, self.judge_after, self.clock = evaluated, judge_after, clock
+    def __init__(self, *, judge_after: bool, clock: Callable[[], float] = time.monotonic) -> None:
+        self.judge_after, self.clock = judge_after, clock
         self.verdicts: CodeRungVerdicts | None = None
         self.started_at = clock()
 
     def start(self, run_id: str, verdicts: CodeRungVerdicts | None = None) -> None:
         """The run is recorded and its first case about to start: the clock of the estimate.
-        `verdicts`: the run's own settlement of each case (`workflows.run`, which reuses it in
-        the evaluation after the run); else, with an evaluation to follow, one of its own."""
+        `verdicts`: the run's own settlement of each case (the workflow reuses it in the
+        evaluation after the run); None when no evaluation follows."""
         self.started_at = self.clock()
-        if verdicts is not None:
-            self.verdicts = verdicts
-        elif self.evaluated:
-            self.verdicts = CodeRungVerdicts(
-                self.store,
-                run_id,
-                domain=self.domain,
-                cases_path=self.cases_path,
-                cases=self.cases,
-                ladder=self.ladder,
-            )
+        self.verdicts = verdicts
 
     def status(self, end: CaseEnd) -> str:
         if end.outcome.status == "error" or self.verdicts is None:
@@ -143,31 +124,29 @@ class _Shown:
     defaulted (only once the run really starts: an error stays the only line) and starts the
     clock; each finished case goes to `tick` (the plain line, or the line above a bar)."""
 
-    def __init__(self, progress: RunProgress, prepared: PreparedRun, tick: Callable[[CaseEnd], None]) -> None:
-        self.progress, self.prepared, self.tick = progress, prepared, tick
+    def __init__(self, progress: RunProgress, outline: RunOutline, tick: Callable[[CaseEnd], None]) -> None:
+        self.progress, self.outline, self.tick = progress, outline, tick
 
     def start(self, run_id: str, verdicts: CodeRungVerdicts | None) -> None:
-        announce_default(self.prepared.choice)
+        if self.outline.defaulted is not None:
+            announce_default(self.outline.defaulted)
         self.progress.start(run_id, verdicts)
 
     def __call__(self, end: CaseEnd) -> None:
         self.tick(end)
 
 
-def progress_for(store: Store, *, stderr_is_terminal: bool) -> ProgressFor:
-    """`run`'s and `baseline init`'s progress for a prepared run: one line per case on stderr,
-    above a live bar when stderr is a terminal."""
+def progress_for(*, stderr_is_terminal: bool) -> ProgressFor:
+    """`run`'s and `baseline init`'s progress for a run about to start: one line per case on
+    stderr, above a live bar when stderr is a terminal."""
 
     @contextmanager
-    def shown(prepared: PreparedRun) -> Iterator[Progress | None]:
-        progress = RunProgress(
-            store, domain=prepared.domain.name, cases_path=prepared.cases_path, ladder=prepared.ladder,
-            evaluated=prepared.evaluate, judge_after=prepared.judge is not None, cases=prepared.suite.cases,
-        )  # fmt: skip
+    def shown(outline: RunOutline) -> Iterator[Progress | None]:
+        progress = RunProgress(judge_after=outline.judge_after)
         if not stderr_is_terminal:
-            yield _Shown(progress, prepared, progress)
+            yield _Shown(progress, outline, progress)
             return
-        with progress.on_terminal(prepared.choice.model) as tick:
-            yield _Shown(progress, prepared, tick)
+        with progress.on_terminal(outline.model) as tick:
+            yield _Shown(progress, outline, tick)
 
     return shown

@@ -1,12 +1,11 @@
 """`traceladder run`: parse the flags into a `RunRequest`, call `workflows.run.run`, print.
-(`run --agent/--agent-cmd` and the resume of such a run: `cli/agent_options.py`.)"""
+(`--agent` / `--agent-cmd`, the team's agent under test, are flags of the same request.)"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from traceladder.cli.agent_options import handle_agent, wants_agent
 from traceladder.cli.common import db_path, terminal
 from traceladder.cli.judge_options import say_judged
 from traceladder.cli.run_options import add_run_options, run_request
@@ -41,37 +40,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle)
 
 
-def _agent_run(args: argparse.Namespace) -> bool:
-    """Whether the run `--resume` names is a run of an agent under test."""
-    from traceladder.workflows.agent_run import recorded_agent_model
-
-    with open_store(db_path(args)) as store:
-        return recorded_agent_model(store, args.resume) is not None
-
-
 def handle(args: argparse.Namespace) -> int:
-    # The agent modules import the OpenAI client library (~0.4 s): loaded only when a run starts,
+    # The run's modules import the OpenAI client library (~0.4 s): loaded only when a run starts,
     # so that `--help` and a refused flag answer fast.
     from traceladder.cli.progress import progress_for
     from traceladder.workflows.run import run
 
-    if wants_agent(args) or (args.resume and _agent_run(args)):
-        return handle_agent(args)
     request = run_request(args)
     path = db_path(args)
     with open_store(path) as store:
-        result = run(store, request, progress_for=progress_for(store, stderr_is_terminal=sys.stderr.isatty()))
-        if result.evaluation is not None:
-            say_judged(result.evaluation)
-        if result.report is not None:
-            render_text(result.report, terminal())
-        summary = result.summary
-        counts = f"cases={summary.finished}/{summary.total} agent_errors={summary.agent_errors}"
-        print(f"status={summary.status} {counts}")
-        print(f"run_id={summary.run_id}")
-        print(f"db={path}")
-        if result.report_path:
-            print(f"report_path={result.report_path}")
-        if result.nothing_measured:
-            raise UserError(result.nothing_measured)
+        result = run(store, request, progress_for=progress_for(stderr_is_terminal=sys.stderr.isatty()))
+    if result.evaluation is not None:
+        say_judged(result.evaluation)
+    if result.report is not None:
+        render_text(result.report, terminal())
+    agent = result.agent
+    if agent is not None and agent.dropped_spans:
+        note = f"{agent.dropped_spans} span(s) the agent sent named no case of this run and were not kept"
+        print(f"traceladder: {note}", file=sys.stderr)
+    if agent is not None and agent.refused_bodies:
+        note = f"{agent.refused_bodies} request(s) to the run's OTLP receiver were not OTLP; refused"
+        print(f"traceladder: {note}", file=sys.stderr)
+    summary = result.summary
+    counts = f"cases={summary.finished}/{summary.total} agent_errors={summary.agent_errors}"
+    print(f"status={summary.status} {counts}")
+    print(f"run_id={summary.run_id}")
+    if agent is not None:
+        print(f"subject={agent.subject}")
+        print(f"agent_version={agent.version}")
+    print(f"db={path}")
+    if result.report_path:
+        print(f"report_path={result.report_path}")
+    if result.nothing_measured:
+        raise UserError(result.nothing_measured)
     return ExitCode.OK

@@ -22,7 +22,7 @@ from traceladder.cli.judge_options import add_judge_options, judge_request
 from traceladder.produce.agent.config import DEFAULT_MAX_TOKENS, TOKEN_PARAMS
 
 if TYPE_CHECKING:
-    from traceladder.workflows.run import RunRequest
+    from traceladder.workflows.run_request import RunRequest
 
 MAX_REPEAT = 1000
 
@@ -143,7 +143,7 @@ def add_run_options(p: argparse.ArgumentParser, *, baseline: bool = False) -> No
 def run_request(args: argparse.Namespace) -> RunRequest:
     """The `RunRequest` the flags of `run` (or `baseline init`, which has no --repeat, --resume
     or --no-report) ask for. The ladder is loaded here: a wrong rung name must not cost a run."""
-    from traceladder.workflows.run import RunRequest
+    from traceladder.workflows.run_request import RunRequest
 
     return RunRequest(
         domain=args.domain, model=args.model, base_url=args.base_url, cases_path=args.cases,
@@ -155,4 +155,5 @@ def run_request(args: argparse.Namespace) -> RunRequest:
         retry_base_delay_s=args.retry_base_delay, stop_after_errors=args.stop_after_errors,
         sim_delay_s=args.sim_delay, evaluate=not getattr(args, "no_report", False), ladder=ladder_for(args),
         judge=judge_request(args), user_model=args.user_model,
+        agent=args.agent, agent_cmd=args.agent_cmd, agent_version=args.agent_version,
     )  # fmt: skip

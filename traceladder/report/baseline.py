@@ -19,6 +19,7 @@ from traceladder.suite.cases.hashes import canonical_json, sha256
 
 REVIEW_CLASSES = ("model_error", "judge_error", "golden_error")
 MIN_RUNS = 3
+MAX_RUNS = 20  # `baseline init --runs`: more repetitions add little to pass^k and cost a run each
 
 
 class LockRefused(Exception):

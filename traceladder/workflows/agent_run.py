@@ -1,14 +1,16 @@
 """The agent-under-test workflow: run the team's own agent on a suite, record it as a run, judge it.
 
-`run_agent(store, AgentRunRequest)` → `AgentRunResult`. The run is a run like any other: its
-subject (`agent:MODULE:FUNCTION` / `agent-cmd:CMD`) stands in `runs.model`, its configuration hash
-and case hash bind it like a model run's, and its version is the `agent_version` input — so
-`report`, `consistency`, `baseline lock`, `gate` and `compare` treat it unchanged, and `compare`
-names the version when two runs differ in it. Cases run through the runner's case pool
-(`produce.agent.case_pool.drive_cases`): concurrency, Ctrl-C, `--resume` and `--repeat` behave as for the
-built-in loop. As in `workflows.run`, each finished case is settled by the code rungs once (the
-progress line shows it) and the evaluation after the run reuses that settlement: each case
-climbs the ladder once.
+`run_agent(store, RunRequest)` → `RunResult` (with its `agent` facts); `workflows.run.run` calls it
+for a request naming an agent (`agent` / `agent_cmd`) or resuming a run of one.
+
+The run is a run like any other: its subject (`agent:MODULE:FUNCTION` / `agent-cmd:CMD`) stands
+in `runs.model`, its configuration hash and case hash bind it like a model run's, and its version
+is the `agent_version` input — so `report`, `consistency`, `baseline lock`, `gate` and `compare`
+treat it unchanged, and `compare` names the version when two runs differ in it. Cases run through
+the runner's case pool (`produce.agent.case_pool.drive_cases`): concurrency, Ctrl-C, `--resume` and
+`--repeat` behave as for the built-in loop. As in `workflows.run`, each finished case is settled by
+the code rungs once (the progress line shows it) and the evaluation after the run reuses that
+settlement: each case climbs the ladder once.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
@@ -25,9 +26,8 @@ from traceladder.endpoints.probe import EndpointUnusable
 from traceladder.errors import StoreError, UserError
 from traceladder.evaluate import evaluate_store
 from traceladder.evaluate.code_rungs import CodeRungVerdicts
+from traceladder.evaluate.judge.choice import resolve_judge
 from traceladder.evaluate.judge.phase import JudgeOptions
-from traceladder.evaluate.passes import EvaluationSummary
-from traceladder.evaluate.rungs.ladder import Ladder
 from traceladder.instrumentation.tracing import TRACER_NAME, make_tracer_provider
 from traceladder.produce.agent.breaker import EndpointBreaker
 from traceladder.produce.agent.case_pool import CaseDrive, drive_cases
@@ -45,7 +45,6 @@ from traceladder.produce.subject.mcp_tools import mcp_tools
 from traceladder.produce.subject.python_agent import load_agent
 from traceladder.produce.subject.run_server import RunServer, serving
 from traceladder.produce.subject.spec import COMMAND, PYTHON, AgentSpec, agent_spec
-from traceladder.report.documents import ReportV1
 from traceladder.store.db import Store
 from traceladder.store.runs import NewRun, create_run, mark_running, recorded_config
 from traceladder.suite.cases.hashes import input_hashes
@@ -53,52 +52,19 @@ from traceladder.suite.cases.loader import suite_path
 from traceladder.suite.cases.model import Case
 from traceladder.suite.cases.validator import read_valid_suite
 from traceladder.suite.domain.base import Domain
-from traceladder.suite.domain.registry import load_domain, with_system_prompt
+from traceladder.suite.domain.registry import DEFAULT_DOMAIN, load_domain, with_system_prompt
 from traceladder.workflows.report_files import load_report, save_json_report
+from traceladder.workflows.run_request import (
+    AgentFacts,
+    ProgressFor,
+    RunOutline,
+    RunRequest,
+    RunResult,
+    no_progress,
+    refuse_loop_settings,
+)
 
 AGENT_VERSION_KEY = "agent_version"  # the input that names the agent's version
-
-# called once the run is recorded: its id, and the code rungs' settlement of its cases (or None)
-StartFn = Callable[[str, CodeRungVerdicts | None], None]
-
-
-@dataclass(frozen=True)
-class AgentRunRequest:
-    """What to run. Exactly one of `agent` (MODULE:FUNCTION) and `agent_cmd`, unless `resume`
-    names an agent run (then both are taken from it). `model`: what the agent should talk to — a
-    `sim:` model is served on 127.0.0.1 for the run (default sim:faulty)."""
-
-    domain: str
-    agent: str | None = None
-    agent_cmd: str | None = None
-    agent_version: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    cases_path: Path | None = None
-    system_prompt: Path | None = None
-    case_ids: tuple[str, ...] = ()
-    dimensions: tuple[str, ...] = ()
-    repeat: int = 1
-    concurrency: int = 4
-    timeout_s: float = 120.0
-    seed: int | None = None
-    resume: str | None = None
-    evaluate: bool = True
-    ladder: Ladder | None = None
-    judge: JudgeOptions | None = None
-    user_model: str | None = None  # plays goal cases' users (`produce.agent.user_client`)
-
-
-@dataclass(frozen=True)
-class AgentRunResult:
-    summary: RunSummary
-    subject: str
-    version: str
-    evaluation: EvaluationSummary | None
-    report: ReportV1 | None
-    report_path: Path | None
-    dropped_spans: int  # spans the agent emitted that named no case of the run
-    refused_bodies: int  # OTLP bodies the run's receiver refused as not OTLP
 
 
 @dataclass(frozen=True)
@@ -133,29 +99,29 @@ def recorded_agent_model(store: Store, run_id: str) -> str | None:
     return str(stored[0]["agent_model"]) if stored is not None and "agent_kind" in stored[0] else None
 
 
-def run_agent(
-    store: Store,
-    request: AgentRunRequest,
-    *,
-    progress: ProgressFn | None = None,
-    on_start: StartFn | None = None,
-) -> AgentRunResult:
-    """Run the agent on the selected cases into `store`, then (unless `request.evaluate` is
-    False) judge the run and save its JSON report beside the store. `UserError` before anything
-    is recorded for a bad agent, flag or suite; `Interrupted` / `StoreError` as the runner's.
+def run_agent(store: Store, request: RunRequest, *, progress_for: ProgressFor = no_progress) -> RunResult:
+    """Run the agent the request names (or the one the resumed run recorded) on the selected
+    cases into `store`, then (unless `request.evaluate` is False) judge the run and save its
+    JSON report beside the store. `UserError` before anything is recorded for a bad agent, flag
+    (a built-in loop setting included) or suite; `Interrupted` / `StoreError` as the runner's.
 
-    `on_start(run_id, verdicts)` is called once the run is recorded: `verdicts` (None without an
-    evaluation to follow) settles a finished case by the code rungs for the progress line; the
-    evaluation after the run reuses what it settled instead of settling those traces again."""
+    The caller follows the run through `progress_for(outline)`: its `start(run_id, verdicts)` is
+    called once the run is recorded, `verdicts` (None without an evaluation to follow) settling a
+    finished case by the code rungs for the progress line; the evaluation after the run reuses
+    what it settled instead of settling those traces again. The judge's default depends on the
+    model the agent talks to (a resumed run's: the one it recorded), as for the built-in loop."""
+    refuse_loop_settings(request)
     plan = _plan(store, request)
     domain = plan.domain
+    judge = resolve_judge(request.judge, simulated=is_sim(plan.model)) if request.evaluate else None
     suite = read_valid_suite(suite_path(domain, request.cases_path), domain)
     hashes = {**input_hashes(suite.data, domain, plan.identity()), AGENT_VERSION_KEY: plan.spec.version}
     if request.resume:
         selected, repeat = resumed_selection(store, request.resume, plan.spec.subject, hashes, suite.cases)
         run_id = request.resume
     else:
-        options = RunOptions(case_ids=request.case_ids, dimensions=request.dimensions, repeat=request.repeat)
+        repeat_asked = request.repeat or 1
+        options = RunOptions(case_ids=request.case_ids, dimensions=request.dimensions, repeat=repeat_asked)
         selected, repeat = new_selection(suite.cases, options, domain)
         run_id = new_run_id()
     # the user model is reached like the agent's model: `--base-url` as given (for a sim: model too)
@@ -197,49 +163,49 @@ def run_agent(
             user_model,
         )
         shared: list[CodeRungVerdicts] = []
+        with progress_for(RunOutline(plan.model, judge is not None)) as progress:
 
-        def started(run_id: str) -> None:
-            verdicts = _code_rung_verdicts(store, run_id, request, domain, suite.cases)
-            if verdicts is not None:
-                shared.append(verdicts)
-            if on_start is not None:
-                on_start(run_id, verdicts)
+            def started(run_id: str) -> None:
+                verdicts = _code_rung_verdicts(store, run_id, request, judge, domain, suite.cases)
+                if verdicts is not None:
+                    shared.append(verdicts)
+                if progress is not None:
+                    progress.start(run_id, verdicts)
 
-        summary = _drive(
-            store, setting, sim, selected, repeat, request, provider, exporter, progress, started
-        )
+            summary = _drive(
+                store, setting, sim, selected, repeat, request, provider, exporter, progress, started
+            )
     evaluation = report = report_path = None
     if request.evaluate:
         evaluation = evaluate_store(
             store, run_id=summary.run_id, domain=domain.name, cases_path=request.cases_path,
-            cases=suite.cases, ladder=request.ladder, judge=request.judge,
+            cases=suite.cases, ladder=request.ladder, judge=judge,
             settled=shared[0].settled() if shared else None,
         )  # fmt: skip
         report = load_report(store, summary.run_id)
         report_path = save_json_report(report, store.path)
-    return AgentRunResult(
-        summary, plan.spec.subject, plan.spec.version, evaluation, report, report_path,
-        traces.dropped, server.refused,
-    )  # fmt: skip
+    facts = AgentFacts(plan.spec.subject, plan.spec.version, traces.dropped, server.refused)
+    return RunResult(summary, evaluation, report, report_path, agent=facts)
 
 
 def _code_rung_verdicts(
-    store: Store, run_id: str, request: AgentRunRequest, domain: Domain, cases: Sequence[Case]
-) -> CodeRungVerdicts | None:
+    store: Store, run_id: str, request: RunRequest, judge: JudgeOptions | None, domain: Domain,
+    cases: Sequence[Case],
+) -> CodeRungVerdicts | None:  # fmt: skip
     """The run's one settlement by the code rungs, as the evaluation after it would settle (its
     ladder, its judge tag): None when no evaluation follows."""
     if not request.evaluate:
         return None
-    tag = request.judge.tag if request.judge is not None else None
+    tag = judge.tag if judge is not None else None
     return CodeRungVerdicts(
         store, run_id, domain=domain.name, cases_path=request.cases_path, cases=cases,
-        ladder=request.ladder or Ladder(), judge_tag=tag,
+        ladder=request.ladder, judge_tag=tag,
     )  # fmt: skip
 
 
 def _drive(
     store: Store, setting: CaseSetting, sim: SimModel | None, selected: list[Case], repeat: int,
-    request: AgentRunRequest, provider: Any, exporter: CaseSpanExporter, progress: ProgressFn | None,
+    request: RunRequest, provider: Any, exporter: CaseSpanExporter, progress: ProgressFn | None,
     on_start: Callable[[str], None] | None,
 ) -> RunSummary:  # fmt: skip
     run_id = setting.traces.run_id
@@ -277,13 +243,13 @@ def _drive(
     )  # fmt: skip
 
 
-def _plan(store: Store, request: AgentRunRequest) -> _Plan:
+def _plan(store: Store, request: RunRequest) -> _Plan:
     """The agent, domain, model and timeout the request asks for — or, for a --resume, those the
     run recorded (flags that would change them refused, not ignored)."""
     if request.resume:
         return _resumed_plan(store, request)
     spec = agent_spec(request.agent, request.agent_cmd, request.agent_version)
-    domain = with_system_prompt(load_domain(request.domain), request.system_prompt)
+    domain = with_system_prompt(load_domain(request.domain or DEFAULT_DOMAIN), request.system_prompt)
     return _model_plan(spec, domain, request.model, request.base_url, request.timeout_s, request.seed)
 
 
@@ -308,7 +274,7 @@ def _model_plan(
     return _Plan(spec, domain, name, choice.url, choice.api_key, timeout_s, None)
 
 
-def _resumed_plan(store: Store, request: AgentRunRequest) -> _Plan:
+def _resumed_plan(store: Store, request: RunRequest) -> _Plan:
     assert request.resume is not None
     stored = recorded_config(store, request.resume)
     if stored is None:
@@ -340,7 +306,7 @@ def _resumed_plan(store: Store, request: AgentRunRequest) -> _Plan:
     if request.agent_version is None:  # the agent's version now, so a changed agent is refused
         fresh = agent_spec(target if kind == PYTHON else None, target if kind == COMMAND else None, None)
         spec = replace(spec, version=fresh.version)
-    domain = load_domain(domain_name or request.domain)
+    domain = load_domain(domain_name or request.domain or DEFAULT_DOMAIN)
     plan = _model_plan(
         spec, domain, raw["agent_model"], raw.get("base_url"), raw["case_timeout_s"], raw.get("sim_seed")
     )

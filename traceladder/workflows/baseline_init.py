@@ -2,8 +2,11 @@
 with identical inputs (each evaluated), their consistency record and the review template of the
 canonical (first) run — and the one line saying what to review and how to lock afterwards.
 
-The review itself cannot be automated: a person decides whether each FAIL is the model's fault,
-the judge's or the golden answer's. Everything around it is.
+`init_baseline(db, InitRequest, progress_for=…, on_run=…)` → `InitResult`. Each run is what `run`
+with the same flags would run: the built-in loop against a model (prepared once, so a bad flag
+fails before any run; sim:faulty run i uses seed SEED + i), or the team's agent under test when
+the request names one. The review itself cannot be automated: a person decides whether each FAIL
+is the model's fault, the judge's or the golden answer's. Everything around it is.
 """
 
 from __future__ import annotations
@@ -16,12 +19,16 @@ from pathlib import Path
 
 from traceladder.errors import UserError
 from traceladder.files import write_text
-from traceladder.report.baseline import MIN_RUNS, REVIEW_CLASSES
-from traceladder.store.db import Store
+from traceladder.report.baseline import MAX_RUNS, MIN_RUNS, REVIEW_CLASSES
+from traceladder.store.db import Store, open_store
+from traceladder.workflows.agent_run import run_agent
 from traceladder.workflows.baseline_files import make_review_template
 from traceladder.workflows.consistency_record import consistency_record
+from traceladder.workflows.run import baseline_run, prepare_run
+from traceladder.workflows.run_request import ProgressFor, RunRequest, RunResult, no_progress
 
-MAX_RUNS = 20
+# told after each run: its index and what it did (the CLI says it is evaluated, and what the judge did)
+RunDone = Callable[[int, RunResult], None]
 CONSISTENCY_FILE, REVIEW_FILE, BASELINE_FILE = "consistency.json", "review.json", "baseline.json"
 
 
@@ -34,6 +41,16 @@ class InitPaths:
     @staticmethod
     def under(folder: Path) -> InitPaths:
         return InitPaths(folder / CONSISTENCY_FILE, folder / REVIEW_FILE, folder / BASELINE_FILE)
+
+
+@dataclass(frozen=True)
+class InitRequest:
+    """`baseline init`: `runs` runs of what `run` asks (no --repeat, --resume or --no-report: each
+    run is new, complete and evaluated), their record and review in `folder`."""
+
+    run: RunRequest
+    runs: int = MIN_RUNS
+    folder: Path = Path("eval")
 
 
 @dataclass(frozen=True)
@@ -74,19 +91,53 @@ def next_step(db: Path, canonical: str, paths: InitPaths, fails: int) -> str:
 
 
 def init_baseline(
-    store: Store, *, run: Callable[[int], str], runs: int, paths: InitPaths, db: Path
+    db: Path, request: InitRequest, *, progress_for: ProgressFor = no_progress, on_run: RunDone | None = None
 ) -> InitResult:
-    """Run `run(i)` for i in 0..runs-1 (each runs and evaluates one complete run, returning its
-    id), then write the consistency record and the canonical run's review template. `UserError`
-    (from `consistency_record`) when the runs are not repetitions of one configuration."""
-    check_runs(runs)
-    check_paths(paths)
-    ids = [run(i) for i in range(runs)]
-    record = consistency_record(store, ids)
-    write_text(
-        paths.consistency, json.dumps(record, indent=2, ensure_ascii=False) + "\n", "consistency record"
-    )
-    template = make_review_template(store, ids[0])
+    """Refuse what would be overwritten before the store is opened, run and evaluate `request.runs`
+    complete runs into the store at `db` (`on_run(i, result)` after each), then write the
+    consistency record and the canonical (first) run's review template. `UserError` for a run
+    that did not complete or measured nothing, or (from `consistency_record`) when the runs are
+    not repetitions of one configuration."""
+    paths = InitPaths.under(request.folder)
+    check_runs(request.runs)
+    check_paths(paths)  # before the first run: a refusal must not cost N runs
+    with open_store(db) as store:
+        execute = _runs(store, request.run, progress_for)
+        ids = []
+        for i in range(request.runs):
+            result = execute(i)
+            if on_run is not None:
+                on_run(i, result)
+            ids.append(result.summary.run_id)
+        record = consistency_record(store, ids)
+        write_text(
+            paths.consistency, json.dumps(record, indent=2, ensure_ascii=False) + "\n", "consistency record"
+        )
+        template = make_review_template(store, ids[0])
     write_text(paths.review, json.dumps(template, indent=2, ensure_ascii=False) + "\n", "review")
     fails = len(template["reviews"])
     return InitResult(tuple(ids), paths, fails, next_step(db, ids[0], paths, fails))
+
+
+def _runs(store: Store, request: RunRequest, progress_for: ProgressFor) -> Callable[[int], RunResult]:
+    """Run i of the baseline, its set-up resolved once (a bad flag fails before any run)."""
+    if not request.names_an_agent:
+        prepared = prepare_run(store, request)
+        return lambda i: baseline_run(store, prepared, i, progress_for=progress_for)
+
+    def agent_run(i: int) -> RunResult:
+        result = run_agent(store, request, progress_for=progress_for)
+        summary = result.summary
+        if summary.status != "complete":
+            raise UserError(
+                f"run {summary.run_id} ended {summary.status}; a baseline needs complete runs — finish it "
+                f"with `traceladder run --resume {summary.run_id}` or start `baseline init` again"
+            )
+        if summary.finished and summary.agent_errors == summary.finished:
+            raise UserError(
+                f"every case of run {summary.run_id} ended as AGENT_ERROR, so nothing was measured; see "
+                f"`traceladder report {summary.run_id}`"
+            )
+        return result
+
+    return agent_run

@@ -1,34 +1,32 @@
-"""The `run` workflow: run the suite against a model into the store, then evaluate and report.
+"""The `run` workflow: run the suite into the store, then evaluate and report.
 
-`run(store, RunRequest, progress_for=…)` → `RunResult`. The set-up — the model, its
-configuration (or a resumed run's own), the domain, the judge, the suite read and validated once —
-is `prepare_run`, shared by `run` and `baseline init` (`baseline_run`, run i of a baseline), so
-a bad flag fails before anything runs and both commands run with exactly the same configuration.
-The caller sees the run go through `progress_for(prepared)`, a context manager giving a
-`Progress` (the CLI's progress line); this module prints nothing.
+`run(store, RunRequest, progress_for=…)` → `RunResult`. A request naming an agent under test
+(or resuming a run of one) is the agent's workflow (`workflows.agent_run`); otherwise the built-in
+loop runs against a model. The loop's set-up — the model, its configuration (or a resumed run's
+own), the domain, the judge, the suite read and validated once — is `prepare_run`, shared with
+`baseline init` (`baseline_run`, run i of a baseline), so a bad flag fails before anything runs
+and both commands run with exactly the same configuration. The caller sees the run go through
+`progress_for(outline)`, a context manager giving a `Progress` (the CLI's progress line); this
+module prints nothing.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
 
 from traceladder.errors import UserError
 from traceladder.evaluate import evaluate_store
 from traceladder.evaluate.code_rungs import CodeRungVerdicts
-from traceladder.evaluate.judge.choice import JudgeRequest, resolve_judge
+from traceladder.evaluate.judge.choice import resolve_judge
 from traceladder.evaluate.judge.phase import JudgeOptions
 from traceladder.evaluate.passes import EvaluationSummary
 from traceladder.evaluate.rungs.ladder import Ladder
 from traceladder.produce.agent.client import ModelChoice, choose_model
-from traceladder.produce.agent.config import DEFAULT_MAX_TOKENS, AgentConfig, RetryPolicy, redact_url
-from traceladder.produce.agent.runner import CaseEnd, RunOptions, RunSummary, run_suite, stored_run
+from traceladder.produce.agent.config import AgentConfig, RetryPolicy, redact_url
+from traceladder.produce.agent.runner import RunOptions, RunSummary, run_suite, stored_run
 from traceladder.produce.agent.sim import is_sim
-from traceladder.report.documents import ReportV1
 from traceladder.store.db import Store
 from traceladder.store.results import ResultTables
 from traceladder.store.runs import commonest_error
@@ -36,40 +34,15 @@ from traceladder.suite.cases.loader import suite_path
 from traceladder.suite.cases.validator import ValidSuite, read_valid_suite
 from traceladder.suite.domain.base import Domain
 from traceladder.suite.domain.registry import DEFAULT_DOMAIN, load_domain, with_system_prompt
+from traceladder.workflows.agent_run import recorded_agent_model, run_agent
 from traceladder.workflows.report_files import load_report, save_json_report
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What `run` (and `baseline init`) are asked for. `domain`, `model`, `base_url` and `seed`
-    are None when not given (the defaults, the environment, or a resumed run's own apply);
-    `evaluate` False is --no-report (no judge, no report); `ladder` the rungs to climb."""
-
-    domain: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    cases_path: Path | None = None
-    system_prompt: Path | None = None
-    case_ids: tuple[str, ...] = ()
-    dimensions: tuple[str, ...] = ()
-    repeat: int | None = None
-    concurrency: int = 4
-    resume: str | None = None
-    seed: int | None = None
-    max_steps: int = 8
-    timeout_s: float = 120.0
-    request_timeout_s: float = 60.0
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    token_param: str = "auto"
-    retry_attempts: int = 4
-    retry_base_delay_s: float = 0.5
-    stop_after_errors: int = 5
-    sim_delay_s: float = 0.0
-    user_model: str | None = None  # plays goal cases' users (`produce.agent.user_client`)
-    evaluate: bool = True
-    ladder: Ladder = field(default_factory=Ladder)
-    judge: JudgeRequest = field(default_factory=JudgeRequest)
-
+from traceladder.workflows.run_request import (
+    ProgressFor,
+    RunOutline,
+    RunRequest,
+    RunResult,
+    no_progress,
+)
 
 # What chooses what a new run does, with its flag; --resume continues a run exactly as it started.
 _SELECTION = (
@@ -96,35 +69,9 @@ class PreparedRun:
     def simulated(self) -> bool:
         return is_sim(self.choice.model)
 
-
-@dataclass(frozen=True)
-class RunResult:
-    """What a run did: its summary; with an evaluation, what it judged, the report and where its
-    JSON copy was saved. `nothing_measured` says why the run is not a result (every case of a
-    real model's run ended as AGENT_ERROR), else None."""
-
-    summary: RunSummary
-    evaluation: EvaluationSummary | None = None
-    report: ReportV1 | None = None
-    report_path: Path | None = None
-    nothing_measured: str | None = None
-
-
-class Progress(Protocol):
-    """How the caller follows a run: `start` once it is recorded, then a call per finished case."""
-
-    def start(self, run_id: str, verdicts: CodeRungVerdicts | None) -> None:
-        """The run is recorded; `verdicts` settles a finished case's trace by the code rungs (the
-        same settlement the evaluation after the run then reuses), None when none follows."""
-
-    def __call__(self, end: CaseEnd) -> None: ...
-
-
-ProgressFor = Callable[[PreparedRun], AbstractContextManager[Progress | None]]
-
-
-def _no_progress(_: PreparedRun) -> AbstractContextManager[Progress | None]:
-    return nullcontext(None)
+    def outline(self) -> RunOutline:
+        defaulted = self.choice if self.choice.defaulted else None
+        return RunOutline(self.choice.model, self.judge is not None, defaulted)
 
 
 def prepare_run(store: Store, request: RunRequest) -> PreparedRun:
@@ -152,9 +99,12 @@ def prepare_run(store: Store, request: RunRequest) -> PreparedRun:
     )
 
 
-def run(store: Store, request: RunRequest, *, progress_for: ProgressFor = _no_progress) -> RunResult:
+def run(store: Store, request: RunRequest, *, progress_for: ProgressFor = no_progress) -> RunResult:
     """Run (or resume) the suite the request names, then, unless `request.evaluate` is False,
-    evaluate it and save its JSON report beside the store."""
+    evaluate it and save its JSON report beside the store. The team's agent runs it when the
+    request names one or resumes a run of one; else the built-in loop against the model."""
+    if runs_an_agent(store, request):
+        return run_agent(store, request, progress_for=progress_for)
     prepared = prepare_run(store, request)
     summary, settled = _drive(store, prepared, prepared.config, progress_for)
     result = RunResult(summary, nothing_measured=_nothing_measured(store, prepared, summary))
@@ -165,6 +115,13 @@ def run(store: Store, request: RunRequest, *, progress_for: ProgressFor = _no_pr
     return replace(
         result, evaluation=evaluation, report=report, report_path=save_json_report(report, store.path)
     )
+
+
+def runs_an_agent(store: Store, request: RunRequest) -> bool:
+    """Whether the request is for the agent under test: it names one, or resumes a run of one."""
+    if request.names_an_agent:
+        return True
+    return bool(request.resume) and recorded_agent_model(store, str(request.resume)) is not None
 
 
 def baseline_run(store: Store, prepared: PreparedRun, i: int, *, progress_for: ProgressFor) -> RunResult:
@@ -192,7 +149,7 @@ def _drive(
     """Run the prepared suite; with an evaluation to follow, each finished case is settled by
     the code rungs once, for the progress line, and those tables returned for the evaluation."""
     shared: list[CodeRungVerdicts] = []
-    with progress_for(prepared) as progress:
+    with progress_for(prepared.outline()) as progress:
 
         def started(run_id: str) -> None:
             verdicts = None
