@@ -20,8 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from opentelemetry import trace
-
 from traceladder.endpoints.probe import EndpointUnusable
 from traceladder.errors import StoreError, UserError
 from traceladder.evaluate import evaluate_store
@@ -43,6 +41,7 @@ from traceladder.produce.subject.case_input import ModelAccess
 from traceladder.produce.subject.case_run import CaseSetting, run_agent_case
 from traceladder.produce.subject.mcp_tools import mcp_tools
 from traceladder.produce.subject.python_agent import load_agent
+from traceladder.produce.subject.run_provider import use_for_this_run
 from traceladder.produce.subject.run_server import RunServer, serving
 from traceladder.produce.subject.spec import COMMAND, PYTHON, AgentSpec, agent_spec
 from traceladder.store.db import Store
@@ -135,9 +134,10 @@ def run_agent(store: Store, request: RunRequest, *, progress_for: ProgressFor = 
     provider = make_tracer_provider(exporter)
     agent_fn = None
     if plan.spec.kind == PYTHON:
-        # The agent's own instrumentation reaches the run through the global provider; set before
-        # its module is imported, so a tracer it takes at import time is ours too.
-        trace.set_tracer_provider(provider)
+        # The agent's own instrumentation reaches the run through the global provider; pointed at
+        # this run's before its module is imported, so a tracer it takes at import time is ours
+        # too — in this run and in the next one of the same process (`baseline init`).
+        use_for_this_run(provider)
         agent_fn = load_agent(plan.spec.target)
     elif shutil.which(plan.spec.argv[0]) is None:
         raise UserError(f"--agent-cmd: no program {plan.spec.argv[0]!r} (not found on PATH)")
