@@ -143,7 +143,7 @@ def test_a_simulated_lost_confirm_is_settled_by_the_state_rung_end_to_end(tmp_pa
 
 
 def test_rerunning_the_suite_asks_the_judge_nothing(tmp_path):
-    """One dimension of the suite (18 cases), not all 72 (decision 683): its cases both reach the
+    """One dimension of the suite (18 cases), not all 72 (decision 682): its cases both reach the
     judge and stop below it, which is all the cache and the "avoided by the ladder" count need.
     The first run is set-up (in process); the re-run is the subject (a real process)."""
     db = tmp_path / "eval.duckdb"
