@@ -5,10 +5,11 @@ type, any required key removed. A report is refused exactly when the reference r
 the reference's words.
 
 The edits are made on one result of each *shape* (decision 680): results equal but for the text
-of strings the schema does not name and the value of numbers give both validators the same edited
-documents but for those values, and an edit never reads them — it replaces a value by one of
-another type, adds a key or removes one. What the schema's conditions read (the verdict, a
-rung's status, a warning's kind) is kept in the shape. Every result itself is still checked."""
+of strings the schema does not name and the value of numbers outside arrays give both validators
+the same edited documents but for those values, and an edit never reads them — it replaces a
+value by one of another type, adds a key or removes one. What the schema's conditions read (the
+verdict, a rung's status, a warning's kind) and what `uniqueItems` compares (an array's numbers)
+are kept in the shape. Every result itself is still checked."""
 
 from __future__ import annotations
 
@@ -59,15 +60,17 @@ def _named_strings(schema: Any) -> set[str]:
     return named
 
 
-def _shape(doc: Any, named: set[str]) -> Any:
-    """`doc` with each string the schema does not name and each number replaced by its type."""
+def _shape(doc: Any, named: set[str], in_array: bool = False) -> Any:
+    """`doc` with each string the schema does not name, and each number that is not an array's
+    item, replaced by its type. An array's numbers keep their values: `uniqueItems` compares them
+    (a quirk's steps), so an edit's verdict can depend on them."""
     if isinstance(doc, dict):
         return {key: _shape(value, named) for key, value in doc.items()}
     if isinstance(doc, list):
-        return [_shape(value, named) for value in doc]
+        return [_shape(value, named, in_array=True) for value in doc]
     if isinstance(doc, str):
         return doc if doc in named else "<str>"
-    if isinstance(doc, bool) or doc is None:
+    if isinstance(doc, bool) or doc is None or in_array:
         return doc
     return f"<{type(doc).__name__}>"
 
