@@ -41,6 +41,12 @@ def sh(
     )
 
 
+def pip_into(venv: Path, *args: str | Path, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`pip ARGS` acting on `venv`'s interpreter, run by this interpreter's pip (`--python`): what
+    lands in the venv is what `pip` inside it would install."""
+    return sh(sys.executable, "-m", "pip", "--python", venv / "bin" / "python", *args, cwd=cwd, env=env)
+
+
 def user_env(venv: Path) -> dict[str, str]:
     """A user's shell with the venv activated: no key, nothing of this checkout on any path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "OPENROUTER", "TRACELADDER"))}
@@ -91,12 +97,17 @@ def test_the_wheel_installed_outside_the_repository_runs_reports_and_selfchecks(
     assert "License-Expression: Apache-2.0" in text
     assert {"dask", "clickhouse", "chdb"} <= set(re.findall(r"^Provides-Extra: (\S+)$", text, re.M))
 
-    # A fresh venv (no system site-packages) outside the repository, the wheel installed as a user would.
+    # A fresh venv (no system site-packages) outside the repository, the wheel and its dependencies
+    # installed into it by pip as a user would. The venv is made without a pip of its own and this
+    # interpreter's pip installs into it (`pip --python`, decision 683): seeding a pip into every
+    # venv (ensurepip) cost about as much CPU as building the wheel, and proves nothing here.
     venv, home = tmp_path / "venv", tmp_path / "work"
     home.mkdir()
-    assert sh(sys.executable, "-m", "venv", venv, cwd=tmp_path, env=build_env).returncode == 0
+    assert (
+        sh(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path, env=build_env).returncode == 0
+    )
     env = user_env(venv)
-    installed = sh("pip", "install", "-q", "--no-compile", wheel, cwd=home, env=env)
+    installed = pip_into(venv, "install", "-q", "--no-compile", wheel, cwd=home, env=env)
     assert installed.returncode == 0, installed.stderr[-3000:]
     where = sh("python", "-c", "import traceladder; print(traceladder.__file__)", cwd=home, env=env)
     assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout + where.stderr
@@ -131,7 +142,7 @@ def test_the_wheel_installed_outside_the_repository_runs_reports_and_selfchecks(
     source = f"clickhouse://reader@127.0.0.1:{free_port()}/otel?table=otel_traces"
     bare = sh("traceladder", "evaluate", "--source", source, cwd=home, env=env)
     assert bare.returncode == 2 and "pip install 'traceladder[clickhouse]'" in bare.stderr, bare.stderr
-    extra = sh("pip", "install", "-q", "--no-compile", f"{wheel}[clickhouse]", cwd=home, env=env)
+    extra = pip_into(venv, "install", "-q", "--no-compile", f"{wheel}[clickhouse]", cwd=home, env=env)
     assert extra.returncode == 0, extra.stderr[-3000:]
     with_extra = sh("traceladder", "evaluate", "--source", source, cwd=home, env=env)
     assert with_extra.returncode == 2, with_extra.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import ROOT, cli, out_value
+from conftest import ROOT, cli, cli_in_process, out_value
 
 from tests.workflows.test_ci_action import run_action
 
@@ -29,7 +29,7 @@ def test_the_action_runs_and_gates_an_agent_and_writes_the_comment(tmp_path: Pat
         ("baseline", "lock", "--canonical", runs[0], "--consistency", str(ev / "consistency.json"),
          "--review", str(ev / "review.json"), "--output", str(ev / "baseline.json")),
     ):  # fmt: skip
-        step = cli(*args, "--db", str(db))
+        step = cli_in_process(*args, "--db", str(db))  # set-up: the action is the subject
         assert step.returncode == 0, step.stderr
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import cli, out_value, rows
+from conftest import cli, cli_in_process, out_value, rows
 
 V1 = """
 import openai
@@ -79,7 +79,7 @@ def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(tmp_path: P
         ("baseline", "lock", "--canonical", old[0], "--consistency", str(eval_dir / "consistency.json"),
          "--review", str(eval_dir / "review.json"), "--output", str(eval_dir / "baseline.json")),
     ):  # fmt: skip
-        done = cli(*args, "--db", str(db), cwd=repo)
+        done = cli_in_process(*args, "--db", str(db), cwd=repo)  # set-up: the gate is the subject
         assert done.returncode == 0, done.stderr
     baseline = json.loads((eval_dir / "baseline.json").read_text())
     assert baseline["model"] == "agent:my_agent:run" and baseline["input_hashes"]["agent_version"] == v1
