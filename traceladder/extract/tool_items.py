@@ -220,6 +220,9 @@ class _Seen(NamedTuple):
 
 
 _JSON_SPACE = " \t\n\r"
+# The readings of a text that is not parsed, shared: most texts look at are one of these.
+_SAYS = _Seen(True, None, False)
+_SILENT = _Seen(False, None, False)
 
 
 class Texts:
@@ -257,7 +260,7 @@ class Texts:
     def look(self, key: str, value: str) -> _Seen:
         if len(value) < _CACHED:
             if value[:1] not in ("[", "{") or not _short_mentions(value):
-                return _Seen(_short_mentions(value), None, False)
+                return _SAYS if _short_mentions(value) else _SILENT
             return self._fresh(value, mentioned=True)
         # The text under the same key before (tool definitions repeat on every chat span), then
         # the list it extends (a history), then any text seen: in that order because comparing
@@ -300,9 +303,9 @@ class Texts:
         """`_Seen` of one text read on its own (what `_json_value` reads of it); `mentioned`: the
         caller found that it mentions a tool call already."""
         if value[:1] not in ("[", "{"):
-            return _Seen(mentioned or _mentions(value), None, False)
+            return _SAYS if mentioned or _mentions(value) else _SILENT
         if not (mentioned or _mentions(value)):
-            return _Seen(False, None, False)
+            return _SILENT
         try:
             parsed = orjson.loads(value)
         except orjson.JSONDecodeError:
@@ -318,19 +321,23 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str, texts: 
     JSON values holding call items."""
     groups: dict[str, dict[str, Any]] = {}
     read = texts.calls.read
+    remembered = _remembered
     for key, value in attrs.items():
-        short = isinstance(value, str) and len(value) < _CACHED
-        if short and not _remembered(value) and not _short_mentions(key):
-            continue  # most attributes: a short text and a key naming no tool call (what `look` says)
-        seen = texts.look(label + key, value) if isinstance(value, str) else None
-        if seen is not None and not seen.mentions and not _short_mentions(key):
-            continue  # names no tool call, as key or as text: nothing to look at
+        unread: list[_Found] | None = None
+        if isinstance(value, str):
+            key_says = remembered(key) if len(key) < _CACHED else _mentions(key)
+            if len(value) < _CACHED and not key_says and not remembered(value):
+                continue  # most attributes: a short text and a key naming no tool call (what `look` says)
+            seen = texts.look(label + key, value)
+            if not key_says and not seen.mentions:
+                continue  # names no tool call, as key or as text: nothing to look at
+            unread = seen.unread
         grouped = _group_of(key)
         if grouped is not None:
             groups.setdefault(grouped[0], {})[grouped[1]] = value
             continue
-        structured = isinstance(value, _STRUCTURED)
-        unread = seen.unread if seen is not None else (texts.unread(_walk(value)) if structured else None)
+        if isinstance(value, _STRUCTURED):
+            unread = texts.unread(_walk(value))
         if unread is None:
             shown = _repr_item(value)
             if shown is not None and not read(shown[0], shown[1]):
