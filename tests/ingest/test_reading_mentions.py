@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from traceladder.extract.reading import _MENTIONS, _mentions
+from traceladder.extract.tool_items import _MENTIONS, _mentions
 
 TRICKY = [
     "TOOL_CALL", "tool_uſe", "funct\u0131on_call", "Execute-Tool", "function call", "FunctionCall",
