@@ -42,13 +42,19 @@ ROOT = Path(__file__).resolve().parents[1]
 # time). Request: a JSON message with three file descriptors; answers: "<pid>\n", then
 # "<wait status>\n" once the child has ended. The child leaves the loop with its request and
 # runs the command at top level, so it exits like any `python -m traceladder`.
-_ZYGOTE = r"""
-import json, os, signal, socket, sys
+# PRELOAD is what the zygote imports (tests/project/test_forked_cli.py checks a command's child
+# imports little beyond it).
+PRELOAD = r"""
 from traceladder.cli import commands
 for name in commands.COMMANDS.values():
     __import__(name)
 import traceladder.cli.main
-import pyarrow
+# And what commands import inside their functions (decisions 620-622 keep imports lazy for start-up
+# time): a child that imported it itself paid it on every call. A forked `run` that only refused its
+# arguments re-imported openai (~520 modules): 1.9 CPU-s where the call is 0.4 (decision 690).
+import jiter, openai.lib.streaming.chat, openai.pagination, openai.resources.chat.chat
+import openai.resources.chat.completions.completions, openai.resources.chat.completions.messages
+import pyarrow, pyarrow.acero, pyarrow.csv, pyarrow.dataset, pyarrow.parquet, rich._emoji_codes
 pyarrow.array([0])  # pyarrow imports pandas (when installed) the first time it converts a list
 # Every object so far out of the collector's reach: a child's collections (and the final one of
 # its exit) would otherwise walk the whole imported heap, writing each object's GC header and so
@@ -57,7 +63,9 @@ pyarrow.array([0])  # pyarrow imports pandas (when installed) the first time it 
 # they were; only cycles among them are never collected (they were import-time objects anyway).
 import gc
 gc.freeze()
-
+"""
+_SERVE = r"""
+import json, os, signal, socket, sys
 conn = socket.socket(fileno=int(sys.argv[1]))
 os.write(int(sys.argv[2]), b"ready\n")
 
@@ -93,6 +101,7 @@ sys.argv = ["traceladder", *request["args"]]
 import runpy
 runpy.run_module("traceladder", run_name="__main__", alter_sys=True)
 """
+_ZYGOTE = PRELOAD + _SERVE
 
 
 class _Zygote:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import ROOT, cli, out_values
+from conftest import ROOT, cli, cli_in_process, out_values
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -49,8 +49,10 @@ def _live_store(tmp_path: Path) -> Path:
             with tracer.start_as_current_span(f"execute_tool {tool}", attributes=attrs):
                 pass
     (tmp_path / "t.pb").write_bytes(encode_spans(memory.get_finished_spans()).SerializeToString())
-    assert cli("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0
-    done = cli("evaluate", "--db", str(db), "--domain", "retail")
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "t.pb")).returncode == 0  # set-up
+    done = cli_in_process(
+        "evaluate", "--db", str(db), "--domain", "retail"
+    )  # set-up: the page is the subject
     assert done.returncode == 0, done.stderr
     return db
 

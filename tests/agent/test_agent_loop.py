@@ -11,7 +11,7 @@ import httpx2
 import openai
 from opentelemetry.sdk.trace import TracerProvider
 
-from tests.conftest import cli
+from tests.conftest import cli, cli_in_process
 from traceladder.produce.agent.client import choose_model
 from traceladder.produce.agent.config import AgentConfig, RetryPolicy
 from traceladder.produce.agent.loop import Endpoint, run_case
@@ -93,8 +93,13 @@ def test_retry_after_forms_and_backoff_bounds():
 
 def test_dimension_and_repeat(tmp_path):
     db = tmp_path / "d.duckdb"
-    result = cli("run", "--model", "sim:oracle", "--dimension", "D4", "--repeat", "2", "--db", str(db))
+    # the report `run` writes would be read by nobody: the run's selection is read from the store,
+    # judged by one `evaluate` (decision 691)
+    result = cli(
+        "run", "--model", "sim:oracle", "--dimension", "D4", "--repeat", "2", "--db", str(db), "--no-report"
+    )
     assert result.returncode == 0, result.stderr
+    assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
     report = json.loads(cli("report", "--db", str(db), "--format", "json").stdout)
     assert report["summary"]["case_count"] == 36
     assert {r["dimension"] for r in report["results"]} == {"D4"}

@@ -62,13 +62,13 @@ def test_autogen_calls_without_arguments_count_pair_and_are_never_judged_malform
     """AutoGen's execute_tool spans name the tool and the call id, never the arguments: every
     call is a row with its execution status, rung 1 is not_evaluated naming why, and no call is
     a PARAM_WRONG_FORMAT (absent is not invalid)."""
-    from tests.conftest import cli
+    from tests.conftest import cli, cli_in_process
     from tests.conventions.test_frameworks import sql
 
     db = tmp_path / "s.duckdb"
     fixtures = [f for f in FIXTURES if f.startswith("autogen/")]
     files = sorted(str(p) for f in fixtures for p in (FRAMEWORKS / f).glob("collector-*.jsonl"))
-    assert cli("ingest", "--db", str(db), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
     assert cli("evaluate", "--db", str(db)).returncode == 0
     rows = sql(db, "SELECT call_id, arguments_raw, status FROM tool_calls")
     executed = {

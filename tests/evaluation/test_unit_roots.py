@@ -6,7 +6,7 @@ ingested traces that name no case."""
 
 from __future__ import annotations
 
-from conftest import cli
+from conftest import cli, cli_in_process
 from recorded_traces import trace_spans, write_traces
 
 from traceladder.store.db import Store
@@ -23,7 +23,7 @@ def test_a_slice_of_the_roots_reads_the_units_read_units_reads(tmp_path):
         trace_spans(n, f"Where is W{n}?", [("get_order", f'{{"order_id": "W{n}"}}', '{"ok": 1}', True)])
         for n in (1, 2, 3)
     ])  # fmt: skip
-    assert cli("ingest", str(path), "--db", str(db)).returncode == 0
+    assert cli_in_process("ingest", str(path), "--db", str(db)).returncode == 0  # set-up
     with Store(db) as store:
         roots, domains = unit_roots(store)
         whole = read_units(store)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import cli
+from tests.conftest import cli, cli_in_process
 from tests.toy_producer import tools_file, write
 
 
 def _sql(db, query):
-    result = cli("sql", query, "--db", str(db), "--json")
+    result = cli_in_process("sql", query, "--db", str(db), "--json")  # reads rows back: set-up
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -24,7 +24,7 @@ def _sql(db, query):
 def test_a_trace_in_shapes_nobody_reads_is_not_evaluated_with_the_shapes_named(tmp_path):
     db = tmp_path / "s.duckdb"
     ids = write(tmp_path / "toy.pb", "unknown_like", "vercel_like", "litellm_like", "known_shape")
-    assert cli("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0  # set-up
     result = cli("evaluate", "--db", str(db), "--tools", str(tools_file(tmp_path / "tools.json")))
     assert result.returncode == 0, result.stderr
     verdicts = {r["trace_id"]: r for r in _sql(db, "SELECT trace_id, verdict, explanation FROM results")}
@@ -77,7 +77,7 @@ def test_a_trace_in_shapes_nobody_reads_is_not_evaluated_with_the_shapes_named(t
 def test_explain_names_the_convention_of_each_span_each_calls_source_and_what_was_left(tmp_path):
     db = tmp_path / "s.duckdb"
     ids = write(tmp_path / "toy.pb", "unknown_like", "litellm_like")
-    assert cli("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0  # set-up
 
     out = cli("explain", ids["unknown_like"], "--db", str(db))
     assert (out.returncode, out.stderr) == (0, "")
@@ -99,7 +99,7 @@ def test_explain_names_the_convention_of_each_span_each_calls_source_and_what_wa
 def test_explain_refuses_an_unknown_trace_and_a_missing_store_in_one_line(tmp_path):
     db = tmp_path / "s.duckdb"
     write(tmp_path / "toy.pb", "known_shape")
-    assert cli("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0  # set-up
     out = cli("explain", "f" * 32, "--db", str(db))
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "no trace ffff" in out.stderr
     out = cli("explain", "f" * 32, "--db", str(tmp_path / "none.duckdb"))
@@ -109,7 +109,7 @@ def test_explain_refuses_an_unknown_trace_and_a_missing_store_in_one_line(tmp_pa
 def test_arguments_never_recorded_are_not_evaluated_never_a_wrong_format(tmp_path):
     db = tmp_path / "s.duckdb"
     ids = write(tmp_path / "toy.pb", "names_only")
-    assert cli("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0  # set-up
     for tools in ((), ("--tools", str(tools_file(tmp_path / "tools.json")))):
         result = cli("evaluate", "--db", str(db), *tools)
         assert result.returncode == 0, result.stderr
@@ -125,7 +125,7 @@ def test_arguments_never_recorded_are_not_evaluated_never_a_wrong_format(tmp_pat
 def test_calls_only_inside_python_reprs_are_read_where_literal_and_reported_where_not(tmp_path):
     db = tmp_path / "s.duckdb"
     ids = write(tmp_path / "toy.pb", "repr_only")
-    assert cli("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), str(tmp_path / "toy.pb")).returncode == 0  # set-up
     assert cli("evaluate", "--db", str(db)).returncode == 0
     (row,) = _sql(db, f"SELECT verdict, explanation FROM results WHERE trace_id = '{ids['repr_only']}'")
     assert row["verdict"] == "NOT_EVALUATED"

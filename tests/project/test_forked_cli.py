@@ -4,6 +4,7 @@ working directory — and a command that overruns its timeout is killed, not wai
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -70,3 +71,36 @@ def test_another_pythonpath_starts_a_real_interpreter(tmp_path):
     module.write_text("import sys; sys.stderr.write('started with my path\\n')\n")
     done = cli("--version", env={"PYTHONPATH": str(tmp_path)})
     assert done.returncode == 0 and "started with my path" in done.stderr
+
+
+# Libraries a command imports inside a function; a child that imports one itself pays it on every
+# call (openai: ~520 modules, 1.5 CPU-s per forked `run`; decision 690).
+HEAVY = {"openai", "pydantic", "pydantic_core", "httpx", "httpx2", "anyio", "pyarrow", "duckdb", "opentelemetry"}  # fmt: skip
+
+_NEW_MODULES = """
+import contextlib, io, json, sys
+from forked_cli import PRELOAD
+exec(PRELOAD)
+from traceladder.cli.main import main
+new = {}
+for argv in json.loads(sys.argv[1]):
+    before = set(sys.modules)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(argv)
+    new[argv[0]] = [code, sorted(set(sys.modules) - before)]
+print(json.dumps(new))
+"""
+
+
+def test_the_zygote_has_imported_what_run_evaluate_and_report_import(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    calls = [["run", "--model", "sim:oracle", "--case", "fc-d1-001", "--no-report", "--db", db],
+             ["evaluate", "--db", db], ["report", "--db", db, "--format", "html", "--out", str(tmp_path / "r.html")]]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _NEW_MODULES, json.dumps(calls)], capture_output=True, text=True,
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")}, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for command, (code, modules) in json.loads(done.stdout).items():
+        assert code == 0, command
+        assert not [m for m in modules if m.split(".")[0] in HEAVY], (command, modules)

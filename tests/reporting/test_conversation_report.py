@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, out_value
+from conftest import ROOT, cli, cli_in_process, out_value
 from conversation.otlp_turns import SCRIPT, Conversation, write
 from conversation.turn_cases import CASE_ID, TURN_CALLS, domain_with_turns, three_turns
 from jsonschema import Draft202012Validator
@@ -204,8 +204,11 @@ def test_live_conversations_show_as_turns_with_what_producers_sent_made_harmless
     convo = Conversation("e5c4")
     turns = [convo.turn(i, user, calls) for i, (user, calls) in enumerate(script)]
     db = tmp_path / "live.duckdb"
-    assert cli("ingest", "--db", str(db), write(tmp_path / "collector-live.jsonl", *turns)).returncode == 0
-    assert cli("evaluate", "--db", str(db)).returncode == 0
+    assert (
+        cli_in_process("ingest", "--db", str(db), write(tmp_path / "collector-live.jsonl", *turns)).returncode
+        == 0
+    )
+    assert cli_in_process("evaluate", "--db", str(db)).returncode == 0  # set-up: the page is the subject
     page = _page(db, "", "--live")
     section = page[page.index('<section id="conversations">') :]
     section = section[: section.index("</section>")]

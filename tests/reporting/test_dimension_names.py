@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import cli, rows
+from conftest import cli, cli_in_process, rows
 from recorded_traces import trace_spans, write_traces
 
 RETAIL = {
@@ -42,10 +42,10 @@ def recorded_suite(tmp_path: Path) -> Path:
         ]),
     ]  # fmt: skip
     source = tmp_path / "traces.duckdb"
-    done = cli("ingest", str(write_traces(tmp_path / "traces.json", traces)), "--db", str(source))
+    done = cli_in_process("ingest", str(write_traces(tmp_path / "traces.json", traces)), "--db", str(source))
     assert done.returncode == 0, done.stderr
     suite = tmp_path / "suite"
-    done = cli("cases", "from-traces", "--db", str(source), "--out", str(suite))
+    done = cli_in_process("cases", "from-traces", "--db", str(source), "--out", str(suite))  # set-up
     assert done.returncode == 0, done.stderr
     return suite
 

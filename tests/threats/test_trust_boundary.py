@@ -80,7 +80,7 @@ def store(tmp_path: Path, schema: dict | None, argument: str) -> Path:
     call = ("lookup", json.dumps({"code": argument}), "{}", True)
     path = write_traces(tmp_path / "traces.json", [trace_spans(1, "Look it up", [call], tools=definitions)])
     db = tmp_path / "traces.duckdb"
-    done = cli("ingest", str(path), "--db", str(db))
+    done = cli_in_process("ingest", str(path), "--db", str(db))  # set-up
     assert done.returncode == 0, done.stderr
     return db
 

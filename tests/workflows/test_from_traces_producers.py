@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, cli_in_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -34,7 +34,7 @@ def _sent_system_prompt(capture: Path) -> str:
 def _record(tmp_path: Path, capture: Path, *args: str):
     db = tmp_path / "s.duckdb"
     files = sorted(str(p) for p in capture.glob("collector-*.jsonl"))
-    assert cli("ingest", "--db", str(db), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
     return cli("cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"), *args)
 
 
@@ -44,7 +44,9 @@ def _passes_offline(tmp_path: Path) -> None:
     done = cli("run", "--domain", str(suite), "--cases", str(suite / "cases.jsonl"), "--db", str(db),
                "--model", "sim:oracle")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    result = cli("sql", "SELECT verdict FROM case_results", "--db", str(db), "--json")
+    result = cli_in_process(
+        "sql", "SELECT verdict FROM case_results", "--db", str(db), "--json"
+    )  # reads back
     assert json.loads(result.stdout) == [{"verdict": "PASS"}]
 
 
@@ -110,7 +112,7 @@ def test_the_system_prompt_of_log_records_is_written(tmp_path):
     tools.write_text(json.dumps(_model_requests(path)[0]["tools"]))
     db = tmp_path / "s.duckdb"
     files = sorted(str(p) for p in path.glob("collector-*.jsonl"))
-    assert cli("ingest", "--db", str(db), *files).returncode == 0
+    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
     done = cli(
         "cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"), "--tools", str(tools)
     )
