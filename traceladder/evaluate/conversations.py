@@ -19,6 +19,7 @@ from traceladder.store.conversation_results import (
     StoredTurn,
     forget_results,
     idle_due,
+    read_calls,
     read_case_tags,
     read_turns,
     write_results,
@@ -36,8 +37,8 @@ def _call(tool: str, raw: str | None, status: str, ordinal: int) -> Call:
     return Call(tool, arguments, raw, status != "error", ordinal=ordinal, parsed=parsed)
 
 
-def _turn(t: StoredTurn) -> Turn:
-    return Turn(t.trace_id, t.verdict, [_call(*c) for c in t.calls])
+def _turn(t: StoredTurn, calls: dict[str, list[tuple[str, str | None, str, int]]]) -> Turn:
+    return Turn(t.trace_id, t.verdict, [_call(*c) for c in calls.get(t.trace_id, ())])
 
 
 def judge_conversations(
@@ -54,10 +55,10 @@ def judge_conversations(
     `goals`: a goal case's conversation (its turns played by `run`, `case_turns`) is judged
     against its goal too (`evaluate.goals`), one turn or more."""
     policy = policies.for_conversation() if policies is not None else None
-    rows = []
     busy = []
     conversations = read_turns(conn, trace_ids)
     tags = read_case_tags(conn, [t.trace_id for ts in conversations.values() for t in ts]) if goals else {}
+    judged: list[tuple[str, list[StoredTurn], tuple[str | None, str] | None]] = []
     for cid, stored in conversations.items():
         tag = next((tags[t.trace_id] for t in stored if t.trace_id in tags), None)
         goal = tag if tag is not None and goals is not None and goals.known(*tag) else None
@@ -66,7 +67,15 @@ def judge_conversations(
         if idle_since is not None and any(t.last_seen is None or t.last_seen > idle_since for t in stored):
             busy.append(cid)
             continue
-        turns = [_turn(t) for t in stored]
+        judged.append((cid, stored, goal))
+    # The turns' calls are read only where a check reads them: the policy's `[conversation]`
+    # checks, or a goal. Without either, a conversation's verdict folds its turns' verdicts, and
+    # parsing every call of every turn was most of an open-path evaluation (issue 36).
+    needed = [t.trace_id for _, stored, goal in judged if policy is not None or goal for t in stored]
+    calls = read_calls(conn, needed)
+    rows = []
+    for cid, stored, goal in judged:
+        turns = [_turn(t, calls) for t in stored]
         # The goal is judged only on a conversation that ended as a conversation: a turn that
         # ended in an error (the agent's or the simulated user's) or is not judged decides it.
         ended = all(t.verdict in _JUDGED for t in turns)

@@ -27,6 +27,7 @@ from traceladder.evaluate.judge.phase import JudgeOptions, PhaseResult
 from traceladder.evaluate.judging import SurvivorInputs, judge_pass
 from traceladder.evaluate.pool import Batch, SettlePool, paused_gc
 from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.store.conversation_results import touched_conversations
 from traceladder.store.db import Store
 from traceladder.store.judgments import forget_judgments
 from traceladder.store.readers import (
@@ -226,18 +227,17 @@ class _Pass:
 
     def finish(self, conn: duckdb.DuckDBPyConnection) -> None:
         """In the last batch's transaction: the sampling rule, and the caller's `after`."""
-        # The conversations of a batch of traces at a time: all of the store's at once held every
-        # turn in memory (tests/evaluation/test_memory.py). A conversation spanning two batches is
-        # judged again with the second, whole each time: its rows are replaced, never added twice.
+        # Every conversation the evaluation's traces touch, judged once, whole, a group of
+        # conversations of at most a batch's turns at a time: judging them with each batch of
+        # traces judged a conversation whose turns lay in three batches three times (issue 36).
         # With room from the start (decision 534): the turns' calls are read inside this
         # transaction, where an out-of-memory error aborts it and `roomy_read` cannot retry, and one
-        # 40 MB argument needs a buffer of 64-256 MB whatever the cap; a batch's calls bound it.
+        # 40 MB argument needs a buffer of 64-256 MB whatever the cap; a group's calls bound it.
         with self.store.memory_limit(DUCKDB_MEMORY_ROOMY):
-            for start in range(0, len(self.ids), BATCH_TRACES):
-                batch = self.ids.slice(start, BATCH_TRACES).to_pylist()
+            for group in touched_conversations(conn, self.ids, BATCH_TRACES):
                 self.conversations.update(
                     judge_conversations(
-                        conn, batch, self.live.policies, self.conversation_idle_since, self.goals
+                        conn, group, self.live.policies, self.conversation_idle_since, self.goals
                     )
                 )
         sampling = self.live.sampling

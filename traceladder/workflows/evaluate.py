@@ -66,8 +66,12 @@ def evaluate(db: Path, request: EvaluateRequest) -> EvaluateResult:
         # (~1.4 GB on 1M agent spans) for the rest of the command.
         # Retried with room like every read of evaluate: one 40 MB attribute needs a 256 MB buffer
         # whatever the cap (decision 534).
+        # `--no-judge` has no default judge to decide: the runs' models are not read (they cost
+        # a pass over the invoke_agent spans' attributes: 1.5 CPU-s on 1M agent spans).
         with store.memory_limit(DUCKDB_MEMORY, threads=1):
-            models = roomy_read(store, lambda: read_run_models(store, request.run_id))
+            models = (
+                [] if request.judge.off else roomy_read(store, lambda: read_run_models(store, request.run_id))
+            )
         judge = resolve_judge(request.judge, simulated=simulated_runs(models))
         summary = evaluate_store(
             store, run_id=request.run_id, domain=request.domain, cases_path=request.cases_path,
