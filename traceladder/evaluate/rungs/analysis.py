@@ -109,6 +109,12 @@ class Analysis:
         return self._whitelist
 
     @property
+    def compared(self) -> dict[tuple[int, int], tuple[ArgDiff, ...]]:
+        """Every (expected i, actual j) pair compared so far, with its diffs: after `match` when
+        some expected call is not fully matched, every pair of the same tool name."""
+        return self._diffs
+
+    @property
     def matched(self) -> bool:
         """Whether the match has been computed (the ladder reports ignored reads only then)."""
         return self._match is not None
