@@ -292,7 +292,8 @@ def _retail_trace(rng: random.Random, cases: Sequence[Any]) -> tuple[Any, tuple[
     if rng.random() < 0.2:
         rng.shuffle(calls)
     made = tuple(
-        Call(tool, args, json.dumps(args), rng.random() > 0.05, None, n + 1) for n, (tool, args) in enumerate(calls)
+        Call(tool, args, json.dumps(args), rng.random() > 0.05, None, n + 1)
+        for n, (tool, args) in enumerate(calls)
     )
     return case, made
 
@@ -313,9 +314,11 @@ def test_partial_credit_from_the_pairing_is_the_assignment():
         analysis = Analysis(TraceInputs("t", calls, case, registry, rules))
         judged, expected = analysis.match.judged, analysis.expected
         index = {id(c): j for j, c in enumerate(calls)}
+        position = {id(e): i for i, e in enumerate(expected)}
 
-        def credit(e: CompiledExpected, c: Call, a: Analysis = analysis, idx: dict = index) -> float:
-            return 0.0 if e.name != c.name else 0.5 if a.diffs(expected.index(e), idx[id(c)]) else 1.0
+        def credit(e: CompiledExpected, c: Call, a: Analysis = analysis, idx: dict = index,
+                   pos: dict = position) -> float:  # fmt: skip
+            return 0.0 if e.name != c.name else 0.5 if a.diffs(pos[id(e)], idx[id(c)]) else 1.0
 
         reference = partial_credit.optimal(judged, expected, credit)
         from_pairing = partial_credit._from_pairing(analysis, len(judged))
