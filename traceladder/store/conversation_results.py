@@ -8,6 +8,8 @@ from typing import Any, NamedTuple
 
 import duckdb
 
+from traceladder.store.bulk import insert_rows
+
 # The conversations the traces belong to, every turn of each (not only the given traces: a turn
 # judged now changes its whole conversation), each turn's latest verdict.
 _TURNS = """
@@ -106,10 +108,15 @@ def write_results(conn: duckdb.DuckDBPyConnection, rows: Iterable[ConversationRo
         return
     forget_results(conn, [r.conversation_id for r in rows])
     now = datetime.now(UTC).replace(tzinfo=None)
-    conn.executemany(
-        "INSERT INTO conversation_results VALUES (?, NULL, ?, ?, ?, ?, ?)",
+    insert_rows(
+        conn,
+        "conversation_results",
+        ("conversation_id", "verdict", "deciding_turn", "reason", "turns", "evaluated_at"),
         [(r.conversation_id, r.verdict, r.deciding_turn, r.reason, r.turns, now) for r in rows],
     )
-    findings = [(r.conversation_id, *f) for r in rows for f in r.findings]
-    if findings:
-        conn.executemany("INSERT INTO conversation_findings VALUES (?, ?, ?, ?, ?)", findings)
+    insert_rows(
+        conn,
+        "conversation_findings",
+        ("conversation_id", "turn", "finding_class", "message", "rule"),
+        [(r.conversation_id, *f) for r in rows for f in r.findings],
+    )
