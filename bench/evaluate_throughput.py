@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import random
 import sys
@@ -121,6 +122,22 @@ def naive(store: Store, sample: int, domain) -> float:
     return len(units) / (time.perf_counter() - start)
 
 
+def verdict_digest(store: Store) -> str:
+    """A digest of every stored result row (`trace_results`, `rung_results`, `findings`; the time
+    of evaluation left out), in a fixed order: equal digests are equal verdicts, rung results and
+    findings. Run this script with another tree's interpreter to compare (decision 653)."""
+    digest = hashlib.sha256()
+    for table, query in (
+        ("trace_results", "SELECT * EXCLUDE (evaluated_at) FROM trace_results"),
+        ("rung_results", "SELECT * FROM rung_results"),
+        ("findings", "SELECT * FROM findings"),
+    ):
+        rows = store.conn.sql(query).to_arrow_table()
+        for row in sorted(repr(tuple(r.values())) for r in rows.to_pylist()):
+            digest.update(f"{table}:{row}".encode())
+    return digest.hexdigest()[:16]
+
+
 def stages(store: Store, live: LiveOptions = NO_LIVE_OPTIONS) -> dict[str, float]:
     """CPU µs per trace of each stage of `evaluate` in one process, run alone in the same order
     on the same store: read (units, their calls and captured definitions), settle (the ladder
@@ -206,6 +223,7 @@ def run(args: argparse.Namespace) -> None:
             f"evaluate_end_to_end_s={ours:.2f} (default: a pool sized from the free cores) "
             f"traces_per_s={summary.units / ours:,.0f} verdicts={verdicts} findings={findings} rung_rows={rung_rows}"
         )
+        print(f"verdict_digest={verdict_digest(store)} (every result row but its time)")
         naive_rate = naive(store, args.naive_sample, domain)
         print(
             f"naive_traces_per_s={naive_rate:,.0f} (sample of {args.naive_sample}: per-trace query + jsonschema.validate)"

@@ -263,3 +263,66 @@ def test_a_constant_rung_result_is_one_row_however_many_verdicts_share_it():
     ]
     scores = rungs.column("scores").to_pylist()
     assert scores[::2] == [[("valid_fraction", n / 5)] for n in range(5)] and scores[1::2] == [[]] * 5
+
+
+def _retail_trace(rng: random.Random, cases: Sequence[Any]) -> tuple[Any, tuple[Call, ...]]:
+    """A retail case and calls made for it: golden calls kept, given a wrong or malformed value,
+    an argument left out or one not allowed, made twice or dropped, reads added, sometimes
+    shuffled."""
+    case = rng.choice(cases)
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for golden in case.calls:
+        args = dict(golden.params)
+        roll = rng.random()
+        if roll < 0.15 and args:
+            args[rng.choice(sorted(args))] = rng.choice(["W999", "X12", 7, "U101"])
+        elif roll < 0.25 and args:
+            del args[rng.choice(sorted(args))]
+        elif roll < 0.3:
+            continue
+        elif roll < 0.35:  # a parameter the schema does not allow: no difference, yet invalid
+            args["note"] = "x"
+        calls.append((golden.tool, args))
+        if rng.random() < 0.1:
+            calls.append((golden.tool, args))
+    while rng.random() < 0.4:
+        calls.insert(rng.randrange(len(calls) + 1), rng.choice(
+            [("get_user", {"user_id": "U101"}), ("get_order", {"order_id": "W444"}),
+             ("get_order", {"order_id": "W"}), ("cancel_order", {"order_id": "W441"})]))  # fmt: skip
+    if rng.random() < 0.2:
+        rng.shuffle(calls)
+    made = tuple(
+        Call(tool, args, json.dumps(args), rng.random() > 0.05, None, n + 1)
+        for n, (tool, args) in enumerate(calls)
+    )
+    return case, made
+
+
+def test_partial_credit_from_the_pairing_is_the_assignment():
+    """Rung 4's optimal score read from rung 2's pairing (decision 650) against the assignment it
+    replaces, credit by credit, on retail traces — including those where the shortcut must step
+    aside (a same-name pair with no difference on a schema-invalid call)."""
+    from traceladder.evaluate.rungs import partial_credit
+    from traceladder.suite.cases import load_cases
+
+    rules, registry = _retail_rules()
+    cases = [c for c in load_cases() if c.calls]
+    rng = random.Random(650)
+    shortcut = stepped_aside = 0
+    for _ in range(4000):
+        case, calls = _retail_trace(rng, cases)
+        analysis = Analysis(TraceInputs("t", calls, case, registry, rules))
+        judged, expected = analysis.match.judged, analysis.expected
+        index = {id(c): j for j, c in enumerate(calls)}
+        position = {id(e): i for i, e in enumerate(expected)}
+
+        def credit(e: CompiledExpected, c: Call, a: Analysis = analysis, idx: dict = index,
+                   pos: dict = position) -> float:  # fmt: skip
+            return 0.0 if e.name != c.name else 0.5 if a.diffs(pos[id(e)], idx[id(c)]) else 1.0
+
+        reference = partial_credit.optimal(judged, expected, credit)
+        from_pairing = partial_credit._from_pairing(analysis, len(judged))
+        shortcut += from_pairing is not None and len(analysis.match.pairing.full) < len(expected)
+        stepped_aside += from_pairing is None
+        assert partial_credit.evaluate(analysis.inputs, analysis).scores["optimal"] == reference
+    assert shortcut > 500 and stepped_aside > 20

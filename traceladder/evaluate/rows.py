@@ -67,13 +67,9 @@ class RowBuilder:
     def __init__(self, evaluator_version: str) -> None:
         self.version = evaluator_version
         self.now = datetime.now(UTC).replace(tzinfo=None)
-        # per trace
-        self.trace_ids: list[str] = []
-        self.run_ids: list[str | None] = []
-        self.case_ids: list[str | None] = []
-        self.repeats: list[int | None] = []
-        self.domains: list[str | None] = []
-        self.seqs: list[int | None] = []
+        # per trace: the unit (its identity columns are read from it once, in `tables`), its weight
+        # and its verdict — three appends a trace, the fewest a judged trace can cost
+        self.units: list[UnitRow] = []
         self.weights: list[float] = []
         self.verdict_of: list[int] = []  # index into the distinct verdicts
         # per distinct verdict
@@ -98,12 +94,7 @@ class RowBuilder:
         index = self._index.get(id(v))
         if index is None:
             index = self._index[id(v)] = self._distinct(case, v)
-        self.trace_ids.append(unit.trace_id)
-        self.run_ids.append(unit.run_id)
-        self.case_ids.append(unit.case_id)
-        self.repeats.append(unit.repeat_index if unit.case_id else None)
-        self.domains.append(unit.domain)
-        self.seqs.append(unit.seq)
+        self.units.append(unit)
         self.weights.append(weight)
         self.verdict_of.append(index)
 
@@ -122,20 +113,19 @@ class RowBuilder:
                 v.reason if v.note else None,  # NULL: the explanation has no note (decision 630)
             )  # fmt: skip
         )
-        start = len(self.rung_refs)
+        refs, rung_index, rows = self.rung_refs, self._rung_index, self.finding_rows
+        start, first_finding = len(refs), len(rows)
+        # one pass over the rungs: each result's row (once per distinct result), then its findings
         for r in v.rungs:
-            row = self._rung_index.get(id(r))
+            row = rung_index.get(id(r))
             if row is None:
-                row = self._rung_index[id(r)] = len(self.rung_rows)
+                row = rung_index[id(r)] = len(self.rung_rows)
                 self.rung_rows.append((r.rung, r.name, r.status, r.explanation))
                 self.score_keys += r.scores.keys()
                 self.score_values += r.scores.values()
                 self.score_offsets.append(len(self.score_keys))
-            self.rung_refs.append(row)
-        self.rung_span.append((start, len(self.rung_refs)))
-        rows = self.finding_rows
-        start = len(rows)
-        for r in v.rungs:
+            refs.append(row)
+            name = r.name
             # a finding unpacked once (a named tuple): cheaper than an attribute read per field
             for rung, code, message, tool, param, expected, actual, ordinal in r.findings:
                 rows.append(
@@ -148,18 +138,27 @@ class RowBuilder:
                         None if actual is None else encode(actual),
                         message,
                         ordinal,
-                        r.name,
+                        name,
                     )
                 )
-        self.finding_span.append((start, len(rows)))
+        self.rung_span.append((start, len(refs)))
+        self.finding_span.append((first_finding, len(rows)))
         return len(self.verdict_rows) - 1
 
     def tables(self) -> ResultTables:
+        units = self.units
+        # the identity columns, one comprehension each (cheaper than an append per column per trace)
+        self.trace_ids = [u.trace_id for u in units]
+        self.run_ids = [u.run_id for u in units]
+        self.case_ids = [u.case_id for u in units]
+        self.repeats = [u.repeat_index if u.case_id else None for u in units]
+        self.domains = [u.domain for u in units]
+        self.seqs = [u.seq for u in units]
         try:
             return self._tables()
         except UnicodeEncodeError:  # a lone surrogate (a decoded JSON "\ud800") in a value or message
             for name, value in vars(self).items():
-                if isinstance(value, list):
+                if isinstance(value, list) and name != "units":
                     setattr(self, name, utf8_deep(value))
             return self._tables()
 
@@ -234,10 +233,15 @@ class RowBuilder:
 
 def _nonfinite_values(v: Verdict) -> bool:
     """Whether a value this verdict's rows write (a finding's or an argument diff's expected and
-    actual values) holds a NaN or an infinity."""
+    actual values) holds a NaN or an infinity. A string, integer or None — most values — is
+    answered by its type alone, before any call."""
+    finite = _FINITE_TYPES
     for r in v.rungs:
         for f in r.findings:
-            if _has_nonfinite(f.expected) or _has_nonfinite(f.actual):
+            expected, actual = f[5], f[6]  # f.expected, f.actual (by index: the hot path)
+            if (type(expected) not in finite and _has_nonfinite(expected)) or (
+                type(actual) not in finite and _has_nonfinite(actual)
+            ):
                 return True
         if r.status == "fail":
             for c in r.checks:

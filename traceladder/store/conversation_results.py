@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import duckdb
 import pyarrow as pa
 
+from traceladder.store.bulk import insert_rows
 from traceladder.store.db import trace_id_table
 
 # The conversations a set of traces (`conversation_traces`) touches, each once: one trace id of
@@ -179,15 +180,6 @@ def forget_results(conn: duckdb.DuckDBPyConnection, conversation_ids: Sequence[s
         conn.unregister("forgotten_conversations")
 
 
-_S, _I = pa.string(), pa.int32()
-_RESULT_ROWS = pa.schema(
-    [("conversation_id", _S), ("verdict", _S), ("deciding_turn", _I), ("reason", _S), ("turns", _I)]
-)
-_FINDING_ROWS = pa.schema(
-    [("conversation_id", _S), ("turn", _I), ("finding_class", _S), ("message", _S), ("rule", _S)]
-)
-
-
 def write_results(conn: duckdb.DuckDBPyConnection, rows: Iterable[ConversationRow]) -> None:
     """Replace the live (run-less) verdict and findings of each conversation in `rows`."""
     rows = list(rows)
@@ -195,24 +187,15 @@ def write_results(conn: duckdb.DuckDBPyConnection, rows: Iterable[ConversationRo
         return
     forget_results(conn, [r.conversation_id for r in rows])
     now = datetime.now(UTC).replace(tzinfo=None)
-    results = pa.Table.from_pylist([r._asdict() for r in rows], _RESULT_ROWS)
-    findings = pa.Table.from_pylist(
-        [
-            dict(zip(_FINDING_ROWS.names, (r.conversation_id, *f), strict=True))
-            for r in rows
-            for f in r.findings
-        ],
-        _FINDING_ROWS,
+    insert_rows(
+        conn,
+        "conversation_results",
+        ("conversation_id", "verdict", "deciding_turn", "reason", "turns", "evaluated_at"),
+        [(r.conversation_id, r.verdict, r.deciding_turn, r.reason, r.turns, now) for r in rows],
     )
-    conn.register("conversation_rows", results)
-    conn.register("conversation_finding_rows", findings)
-    try:
-        conn.execute(
-            "INSERT INTO conversation_results SELECT conversation_id, NULL, verdict, deciding_turn, "
-            "reason, turns, $now FROM conversation_rows",
-            {"now": now},
-        )
-        conn.execute("INSERT INTO conversation_findings SELECT * FROM conversation_finding_rows")
-    finally:
-        conn.unregister("conversation_rows")
-        conn.unregister("conversation_finding_rows")
+    insert_rows(
+        conn,
+        "conversation_findings",
+        ("conversation_id", "turn", "finding_class", "message", "rule"),
+        [(r.conversation_id, *f) for r in rows for f in r.findings],
+    )

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import duckdb
 
 from traceladder.errors import UserError
+from traceladder.store.bulk import insert_rows
 from traceladder.store.db import Store
 
 # A trace's case is the one its root (or invoke_agent) span names, as the judging units read it
@@ -72,12 +73,14 @@ def add_case_runs(store: Store, run_id: str, case_runs: Sequence[TraceCaseRun]) 
     """The `case_runs` rows of a run made from traces, in one transaction."""
     now = datetime.now(UTC).replace(tzinfo=None)
     with store.transaction() as conn:
-        conn.executemany(
-            "INSERT INTO case_runs (run_id, case_id, repeat_index, trace_id, dimension, agent_status,"
-            " error_type, latency_ms, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        insert_rows(
+            conn,
+            "case_runs",
+            ("run_id", "case_id", "repeat_index", "trace_id", "dimension", "agent_status", "error_type",
+             "latency_ms", "finished_at"),
             [
-                [run_id, c.case_id, c.repeat_index, c.trace_id, c.dimension, c.agent_status, c.error_type,
-                 c.latency_ms, now]
+                (run_id, c.case_id, c.repeat_index, c.trace_id, c.dimension, c.agent_status, c.error_type,
+                 c.latency_ms, now)
                 for c in case_runs
             ],
         )  # fmt: skip

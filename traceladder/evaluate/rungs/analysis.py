@@ -109,6 +109,12 @@ class Analysis:
         return self._whitelist
 
     @property
+    def compared(self) -> dict[tuple[int, int], tuple[ArgDiff, ...]]:
+        """Every (expected i, actual j) pair compared so far, with its diffs: after `match` when
+        some expected call is not fully matched, every pair of the same tool name."""
+        return self._diffs
+
+    @property
     def matched(self) -> bool:
         """Whether the match has been computed (the ladder reports ignored reads only then)."""
         return self._match is not None
@@ -193,17 +199,22 @@ class Analysis:
     def _compute(self) -> Match:
         calls, expected = self.calls, self.expected
         pairing = pair_calls(calls, expected, valid=self.valid, compare=self.diffs)
-        paired = frozenset(j for _, j in pairing.full) | {j for _, j, _ in pairing.partial}
-        matched = {i for i, _ in pairing.full} | {i for i, _, _ in pairing.partial}
+        full, partial = pairing.full, pairing.partial
+        paired = frozenset([j for _, j in full] + [j for _, j, _ in partial])
         ignored: list[int] = []
         offending: list[int] = []
-        for j, call in enumerate(calls):
-            if j in paired:
-                continue
-            (offending if self.why_not_ignorable(call, j) else ignored).append(j)
-        missing = tuple(i for i in range(len(expected)) if i not in matched)
-        candidates = [j for j in offending if self.registry.knows(calls[j].name)]
-        wrong_tool = dict(zip(missing, candidates, strict=False))
+        if len(paired) < len(calls):
+            why = self.why_not_ignorable
+            for j, call in enumerate(calls):
+                if j not in paired:
+                    (offending if why(call, j) else ignored).append(j)
+        missing: tuple[int, ...] = ()
+        wrong_tool: dict[int, int] = {}
+        if len(full) + len(partial) < len(expected):  # the usual trace matched every expected call
+            matched = {i for i, _ in full} | {i for i, _, _ in partial}
+            missing = tuple(i for i in range(len(expected)) if i not in matched)
+            candidates = [j for j in offending if self.registry.knows(calls[j].name)]
+            wrong_tool = dict(zip(missing, candidates, strict=False))
         skip = set(ignored)
         judged = tuple(c for j, c in enumerate(calls) if j not in skip) if skip else calls
         return Match(pairing, paired, tuple(ignored), tuple(offending), missing, wrong_tool, judged)

@@ -27,10 +27,9 @@ def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
     calls, expected = a.calls, a.expected
     checks: list[CallCheck] = []
     findings: list[Finding] = []
-    for i, j in m.pairing.full:
-        checks.append(
-            CallCheck("match", i, expected[i].name, calls[j].ordinal, calls[j].name, message="matched")
-        )
+    for i, j in m.pairing.full:  # positional arguments: the usual check, made once per matched call
+        call = calls[j]
+        checks.append(CallCheck("match", i, expected[i].name, call.ordinal, call.name, None, (), "matched"))
     for i, j, diffs in m.pairing.partial:
         if not diffs:  # the golden arguments match, but the call as a whole is schema-invalid
             bad = "; ".join(msg for _, msg in a.registry.errors(calls[j])) or "schema-invalid"

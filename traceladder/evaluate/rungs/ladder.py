@@ -174,8 +174,23 @@ def settle_results(results: Sequence[RungResult], ignored: tuple[int, ...] = ())
     NOT_EVALUATED when no rung could run at all.
     """
     rungs = tuple(results)
-    ran = [r for r in rungs if r.status in ("pass", "fail", "skipped") and not r.triaged]
-    judged = [r for r in ran if r.status != "skipped"] or ran
+    # one pass sorting the results (the fold runs once per distinct trace)
+    ran: list[RungResult] = []  # passed, failed or skipped — not triaged
+    judged: list[RungResult] = []  # of those, passed or failed
+    failing: list[RungResult] = []
+    absent: list[str] = []  # the names of the rungs that could not run
+    for r in rungs:
+        status = r.status
+        if status == "not_evaluated":
+            absent.append(r.name)
+            continue
+        if status == "fail":
+            failing.append(r)
+        if status in _RAN and not r.triaged:
+            ran.append(r)
+            if status != "skipped":
+                judged.append(r)
+    judged = judged or ran
     if not ran:
         reasons = "; ".join(f"{r.name}: {r.explanation}" for r in rungs)
         return Verdict(
@@ -187,7 +202,6 @@ def settle_results(results: Sequence[RungResult], ignored: tuple[int, ...] = ())
             f"no rung could judge this trace ({reasons})",
             ignored,
         )
-    failing = [r for r in rungs if r.status == "fail"]
     if failing:
         first = failing[0]
         findings = [f for r in rungs for f in r.findings]
@@ -195,10 +209,17 @@ def settle_results(results: Sequence[RungResult], ignored: tuple[int, ...] = ())
         headline = next((f.message for f in findings if f.code == cls), first.explanation)
         text = f"FAIL at rung {first.rung} ({first.name}): {cls or 'failed'}: {headline}"
         return Verdict(VerdictValue.FAIL, cls, first.rung, first.name, rungs, text, ignored)
-    top = max(judged, key=lambda r: r.rung)
-    note = not_evaluated_note([r.name for r in rungs if r.status == "not_evaluated"])
+    top = max(judged, key=_tier)
+    note = not_evaluated_note(absent)
     text = _pass_text(judged) + note
     return Verdict(VerdictValue.PASS, None, top.rung, top.name, rungs, text, ignored, note)
+
+
+_RAN = frozenset({"pass", "fail", "skipped"})
+
+
+def _tier(result: RungResult) -> int:
+    return result.rung
 
 
 def _pass_text(passed: Sequence[RungResult]) -> str:

@@ -6,6 +6,12 @@ the total is divided by the longer of the two lists, so missing and extra calls 
   positional  pairs by position (seed 2's code: 0.17 on its worked example)
   optimal     the best one-to-one assignment (0.33 there) — never greedy, so shuffling the actual
               calls can never change it
+
+The optimal score is rung 2's pairing read again whenever the two weigh pairs alike: the pairing
+maximises 2 per full match and 1 per name-only match, credit is the same weights halved, except
+that a full match also needs a schema-valid call. So unless some same-name pair has no argument
+difference on a schema-invalid call (credit 1.0, pairing weight 1), the pairing's weight halved
+*is* the optimum, and no second assignment runs (decision 650).
 """
 
 from __future__ import annotations
@@ -51,9 +57,10 @@ def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
             return 0.0
         return 0.5 if a.diffs(position[id(expected)], index[id(call)]) else 1.0
 
+    best = _from_pairing(a, len(judged))
     values = {
         "positional": positional(judged, a.expected, credit),
-        "optimal": optimal(judged, a.expected, credit),
+        "optimal": optimal(judged, a.expected, credit) if best is None else best,
     }
     return RungResult(
         NUMBER,
@@ -62,3 +69,23 @@ def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
         values,
         explanation=f"tool-call accuracy {values['optimal']:.2f} (positional {values['positional']:.2f})",
     )
+
+
+def _from_pairing(a: Analysis, judged: int) -> float | None:
+    """The optimal score read from rung 2's pairing, or None when the two weigh some pair apart.
+
+    Every expected call fully matched is the most any pairing can score, under either weighing.
+    Otherwise the pairing compared every same-name pair (`Analysis.diffs` keeps each), and the
+    weighings differ only on a pair with no argument difference whose call is schema-invalid.
+    The ignored calls are unpaired, so the optimum over the judged calls is the same. Sums of
+    0.5 and 1.0 are exact, so the value is the assignment's to the last bit."""
+    pairing, expected = a.match.pairing, len(a.expected)
+    longer = max(judged, expected)
+    if not longer:
+        return 1.0
+    full, partial = len(pairing.full), len(pairing.partial)
+    if full == expected:
+        return full / longer
+    if any(not diffs and not a.valid(j) for (_, j), diffs in a.compared.items()):
+        return None
+    return (full + 0.5 * partial) / longer

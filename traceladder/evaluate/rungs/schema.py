@@ -253,14 +253,20 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
     if not calls:
         return RungResult(NUMBER, NAME, "skipped", {}, explanation="no tool calls to check")
     checks, findings = [], []
+    # what the explanation counts, gathered in the one pass over the calls (the hot path)
+    valid = 0
+    unchecked: list[str] = []
+    failed: list[str] = []
     uncheckable: str | None = None
+    judge = registry._judge
     for call in calls:
-        if arguments_absent(call):
-            checks.append(CallCheck("not_evaluated", actual_ordinal=call.ordinal, actual_tool=call.name,
-                                    message=_absent_message(call)))  # fmt: skip
+        if call.raw is None and call.arguments is None:  # `arguments_absent`, inline
+            message = _absent_message(call)
+            checks.append(CallCheck("not_evaluated", None, None, call.ordinal, call.name, None, (), message))
+            unchecked.append(message)
             continue
         try:
-            code, message, errors = registry._judge(call)
+            code, message, errors = judge(call)
         except Uncheckable as exc:  # a captured schema no one can check this call against: no verdict
             shape = format_problem(call)
             code, message, errors = (
@@ -269,20 +275,17 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
                 else (NO_SCHEMA, f"not evaluated: {call.name}: {exc}", ())
             )
             uncheckable = uncheckable or message
-        if code == NO_SCHEMA:
-            checks.append(CallCheck("not_evaluated", actual_ordinal=call.ordinal, actual_tool=call.name,
-                                    message=message))  # fmt: skip
+        if code is None:
+            checks.append(CallCheck("match", None, None, call.ordinal, call.name, None, (), message))
+            valid += 1
             continue
-        checks.append(
-            CallCheck(
-                "invalid" if code else "match",
-                actual_ordinal=call.ordinal,
-                actual_tool=call.name,
-                code=code,
-                message=message,
-            )
-        )
-        if code and not errors:
+        if code == NO_SCHEMA:
+            checks.append(CallCheck("not_evaluated", None, None, call.ordinal, call.name, None, (), message))
+            unchecked.append(message)
+            continue
+        checks.append(CallCheck("invalid", None, None, call.ordinal, call.name, code, (), message))
+        failed.append(message)
+        if not errors:
             findings.append(
                 Finding(NUMBER, code, message, tool=call.name, actual=call.raw, ordinal=call.ordinal)
             )
@@ -299,9 +302,6 @@ def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
                     ordinal=call.ordinal,
                 )
             )
-    valid = sum(1 for c in checks if c.code is None and c.status != "not_evaluated")
-    unchecked = [c.message for c in checks if c.status == "not_evaluated"]
-    failed = [c.message for c in checks if c.code]
     status: RungStatus = "fail" if failed else "not_evaluated" if unchecked else "pass"
     if status == "pass":
         explanation = f"{valid}/{len(checks)} calls schema-valid"

@@ -81,22 +81,43 @@ def scores(actual: Sequence[str], expected: Sequence[str], *, multiset: bool = F
     return {mode: _strict(actual, expected) if mode == "strict" else _ratio(mode, counts) for mode in MODES}
 
 
+# The scores and their sentence per (expected calls, judged names): a pure function of the two,
+# and a suite's traces repeat few sequences. Keyed by the identity of the case's compiled expected
+# calls (kept in the value, so an id is never reused while cached); bounded like the other memos.
+_SCORED: dict[tuple[int, tuple[str, ...]], tuple[object, dict[str, float], str]] = {}
+_SCORED_LIMIT = 100_000
+
+
+def _scored(a: Analysis, names: tuple[str, ...]) -> tuple[dict[str, float], str]:
+    """`scores` of the judged names against the expected ones, and the pass sentence quoting them."""
+    key = (id(a.expected), names)
+    hit = _SCORED.get(key)
+    if hit is None or hit[0] is not a.expected:
+        values = scores(names, [e.name for e in a.expected])
+        text = (
+            f"strict {values['strict']:.2f}, unordered {values['unordered']:.2f}, "
+            f"subset {values['subset']:.2f}, superset {values['superset']:.2f}"
+        )
+        if len(_SCORED) >= _SCORED_LIMIT:
+            _SCORED.clear()
+        hit = _SCORED[key] = (a.expected, values, text)
+    return hit[1], hit[2]
+
+
 def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
     a = analysis
     m = a.match
-    names = [c.name for c in m.judged]
-    expected = [e.name for e in a.expected]
-    values = scores(names, expected)
+    names = tuple(c.name for c in m.judged)
+    values, text = _scored(a, names)
     findings: list[Finding] = []
     if a.case.order_sensitive and not m.pairing.order_respected:
+        expected = [e.name for e in a.expected]
         message = f"calls out of order: expected {' → '.join(expected)}, got {' → '.join(names)}"
-        findings.append(Finding(NUMBER, "ORDER_WRONG", message, expected=expected, actual=names))
+        findings.append(Finding(NUMBER, "ORDER_WRONG", message, expected=expected, actual=list(names)))
     findings += _chain_findings(a)
-    status: RungStatus = "skipped" if not expected else ("fail" if findings else "pass")
-    text = "; ".join(f.message for f in findings) or (
-        f"strict {values['strict']:.2f}, unordered {values['unordered']:.2f}, "
-        f"subset {values['subset']:.2f}, superset {values['superset']:.2f}"
-    )
+    status: RungStatus = "skipped" if not a.expected else ("fail" if findings else "pass")
+    if findings:
+        text = "; ".join(f.message for f in findings)
     return RungResult(NUMBER, NAME, status, values, (), tuple(findings), text)
 
 
