@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from recorded_connection import RecordedConnection
 
 from conversation.otlp_turns import SCRIPT, Conversation, write
 from tests.conftest import cli_in_process
@@ -36,25 +37,6 @@ TURNS_READ = "arg_max(r.verdict, r.evaluated_at)"  # the turns' latest verdicts:
 CALLS_READ = "arguments_raw, status, ordinal FROM tool_calls"  # the turns' calls
 
 
-class _Recorded:
-    """A DuckDB connection that keeps the text of every statement it is given."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
-        self._conn = conn
-        self.statements: list[str] = []
-
-    def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.statements.append(sql)
-        return self._conn.execute(sql, *args, **kwargs)
-
-    def sql(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.statements.append(sql)
-        return self._conn.sql(sql, *args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
-
-
 @pytest.fixture
 def two_conversations(tmp_path: Path) -> Path:
     db = tmp_path / "c.duckdb"
@@ -70,7 +52,7 @@ def two_conversations(tmp_path: Path) -> Path:
 def _evaluate(db: Path, live: LiveOptions, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(passes, "BATCH_TRACES", 2)
     with Store(db) as store:
-        recorded = _Recorded(store.conn)
+        recorded = RecordedConnection(store.conn)
         store.conn = recorded  # type: ignore[assignment]
         try:
             summary = passes.evaluate_store(store, live=live)

@@ -53,7 +53,7 @@ def test_failure_codes_are_their_own_strings_in_priority_order():
 
 
 def _sql_outcomes() -> set[str]:
-    text = (ROOT / "traceladder" / "store" / "run_report.py").read_text(encoding="utf-8")
+    text = (ROOT / "traceladder" / "store" / "report_summary.py").read_text(encoding="utf-8")
     sql = text[text.index("_JUDGMENTS = ") : text.index('"""', text.index("_JUDGMENTS = ") + 20)]
     return set(re.findall(r"'([a-z_]+)'", sql))
 

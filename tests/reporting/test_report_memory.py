@@ -25,7 +25,8 @@ from conftest import ROOT, cli
 from peak_rss import run_measuring_peak
 
 from traceladder.store.db import Store
-from traceladder.store.run_report import BATCH_TRACES, Aggregates, aggregates, scope_of_run
+from traceladder.store.report_summary import Aggregates, aggregates
+from traceladder.store.run_report import BATCH_TRACES, scope_of_run
 
 _STORES: dict[int, Path] = {}
 

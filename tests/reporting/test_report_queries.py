@@ -9,35 +9,16 @@ goes through to it unchanged; the store is a real judged bulk store.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import duckdb
 import pytest
 from bulk_store import bulk_store
 from conftest import cli
+from recorded_connection import RecordedConnection
 
 from traceladder.store.case_level import case_level
 from traceladder.store.db import Store
-from traceladder.store.run_report import Aggregates, aggregates, scope_of_run
-
-
-class _Recorded:
-    """A DuckDB connection that keeps the text of every statement it is given."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
-        self._conn = conn
-        self.statements: list[str] = []
-
-    def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.statements.append(sql)
-        return self._conn.execute(sql, *args, **kwargs)
-
-    def sql(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.statements.append(sql)
-        return self._conn.sql(sql, *args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
+from traceladder.store.report_summary import Aggregates, aggregates
+from traceladder.store.run_report import scope_of_run
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +33,7 @@ def judged(tmp_path_factory) -> Path:
 
 def _summary(db: Path) -> tuple[Aggregates, list[str]]:
     with Store(db, read_only=True) as store:
-        recorded = _Recorded(store.conn)
+        recorded = RecordedConnection(store.conn)
         store.conn = recorded  # type: ignore[assignment]
         try:
             agg = aggregates(store, scope_of_run(store, "bulk"))

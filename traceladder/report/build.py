@@ -32,7 +32,7 @@ from traceladder.report.documents import (
 
 if TYPE_CHECKING:  # types only: building a report never imports DuckDB
     from traceladder.store.readers import RunRows
-    from traceladder.store.run_report import Aggregates
+    from traceladder.store.report_summary import Aggregates
 
 # The run block, always with these keys (null when unknown: traces that came from elsewhere).
 RUN_FIELDS = (
@@ -126,7 +126,7 @@ def judge_block(agg: Aggregates) -> JudgeBlock | None:
 
 
 def summary_of(agg: Aggregates, *, dimensions: Mapping[str, str] | Sequence[str] = ()) -> Summary:
-    """ReportV1's summary from the SQL aggregates of its traces (`store.run_report.aggregates`).
+    """ReportV1's summary from the SQL aggregates of its traces (`store.report_summary.aggregates`).
     `dimensions` are the suite's dimensions, each given a block even when none of its cases ran
     (default: those present); a mapping also names them (`D1` → "tool selection"), which the
     summary's `dimension_names` carries, because each suite gives its codes its own meaning."""

@@ -15,7 +15,7 @@ from traceladder.report.documents import BaselineV1, ReportV1
 from traceladder.report.gate import GateOutcome, decide
 from traceladder.store.db import Store, open_store
 from traceladder.store.readers import latest_run
-from traceladder.store.run_report import run_verdict_counts
+from traceladder.store.report_summary import run_verdict_counts
 from traceladder.store.runs import case_verdicts, run_info
 
 
@@ -94,7 +94,7 @@ def gate(
     run_id = run_id or latest_run(store)
     info = run_info(store, run_id)
     # The pass rate counts every judged trace of the run, as the report does (one definition:
-    # store.run_report.run_verdict_counts); the per-case verdicts only name regressions.
+    # store.report_summary.run_verdict_counts); the per-case verdicts only name regressions.
     counts = run_verdict_counts(store, run_id)
     cases = case_verdicts(store, run_id) if baseline is not None else []
     incomparable = _comparability(baseline, info.model, info.input_hashes, info.config) if baseline else None

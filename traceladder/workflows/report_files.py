@@ -2,7 +2,7 @@
 size (issue 36).
 
 A run's report is opened as a `RunReport`: its run block and summary, computed in SQL
-(`store.run_report.aggregates`), plus the first failing traces the text rendering lists; the
+(`store.report_summary.aggregates`), plus the first failing traces the text rendering lists; the
 per-trace results are read and rendered a batch at a time (`RunReport.result_batches`), so JSON and
 JUnit of a 200k-trace run hold one batch, never the run. `load_report` still returns the whole
 document for the callers that want it in memory (a baseline, a comparison, a small run's page).
@@ -44,10 +44,10 @@ from traceladder.store.conversation_report import (
     conversation_pages,
 )
 from traceladder.store.db import Store
+from traceladder.store.report_summary import aggregates
 from traceladder.store.run_report import (
     BATCH_TRACES,
     Scope,
-    aggregates,
     first_domain,
     row_batches,
     run_header,

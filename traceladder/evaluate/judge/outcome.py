@@ -1,7 +1,7 @@
 """What became of one survivor at rung 5: the closed vocabulary of `trace_judgments.outcome`.
 
 A `StrEnum`, so each member *is* its string: the stored rows and the SQL that counts them
-(`store.run_report`'s rung-5 figures) read exactly the words they read before, and
+(`store.report_summary`'s rung-5 figures) read exactly the words they read before, and
 `tests/judge/test_outcome_vocabulary.py` holds that SQL to these members.
 """
 

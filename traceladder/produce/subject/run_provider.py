@@ -14,13 +14,12 @@ own (`use`); a tracer it gave out forwards every span to the provider in use whe
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanKind, Tracer, TracerProvider
+from opentelemetry.trace import Span, Tracer, TracerProvider
 from opentelemetry.util.types import Attributes
 
 
@@ -60,39 +59,13 @@ class _ForwardingTracer(Tracer):
         self.last = (provider, tracer)
         return tracer
 
-    def start_span(
-        self,
-        name: str,
-        context: Context | None = None,
-        kind: SpanKind = SpanKind.INTERNAL,
-        attributes: Attributes = None,
-        links: Sequence[Link] | None = None,
-        start_time: int | None = None,
-        record_exception: bool = True,
-        set_status_on_exception: bool = True,
-    ) -> Span:
-        return self._tracer().start_span(
-            name, context, kind, attributes, links, start_time, record_exception, set_status_on_exception
-        )
+    # Every argument goes through as given (the API's own signatures; `ProxyTracer` does the same).
+    def start_span(self, *args: Any, **kwargs: Any) -> Span:
+        return self._tracer().start_span(*args, **kwargs)
 
-    # The API declares its own private context-manager type here; a plain one behaves the same.
     @contextmanager
-    def start_as_current_span(  # type: ignore[override]
-        self,
-        name: str,
-        context: Context | None = None,
-        kind: SpanKind = SpanKind.INTERNAL,
-        attributes: Attributes = None,
-        links: Sequence[Link] | None = None,
-        start_time: int | None = None,
-        record_exception: bool = True,
-        set_status_on_exception: bool = True,
-        end_on_exit: bool = True,
-    ) -> Iterator[Span]:
-        with self._tracer().start_as_current_span(
-            name, context, kind, attributes, links, start_time, record_exception, set_status_on_exception,
-            end_on_exit,
-        ) as span:  # fmt: skip
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Iterator[Span]:  # type: ignore[override]
+        with self._tracer().start_as_current_span(*args, **kwargs) as span:
             yield span
 
 
