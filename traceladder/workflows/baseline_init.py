@@ -25,7 +25,13 @@ from traceladder.workflows.agent_run import run_agent
 from traceladder.workflows.baseline_files import make_review_template
 from traceladder.workflows.consistency_record import consistency_record
 from traceladder.workflows.run import baseline_run, prepare_run
-from traceladder.workflows.run_request import ProgressFor, RunRequest, RunResult, no_progress
+from traceladder.workflows.run_request import (
+    ProgressFor,
+    RunRequest,
+    RunResult,
+    no_progress,
+    require_complete,
+)
 
 # told after each run: its index and what it did (the CLI says it is evaluated, and what the judge did)
 RunDone = Callable[[int, RunResult], None]
@@ -128,11 +134,7 @@ def _runs(store: Store, request: RunRequest, progress_for: ProgressFor) -> Calla
     def agent_run(i: int) -> RunResult:
         result = run_agent(store, request, progress_for=progress_for)
         summary = result.summary
-        if summary.status != "complete":
-            raise UserError(
-                f"run {summary.run_id} ended {summary.status}; a baseline needs complete runs — finish it "
-                f"with `traceladder run --resume {summary.run_id}` or start `baseline init` again"
-            )
+        require_complete(summary)
         if summary.finished and summary.agent_errors == summary.finished:
             raise UserError(
                 f"every case of run {summary.run_id} ended as AGENT_ERROR, so nothing was measured; see "

@@ -42,6 +42,7 @@ from traceladder.workflows.run_request import (
     RunRequest,
     RunResult,
     no_progress,
+    require_complete,
 )
 
 # What chooses what a new run does, with its flag; --resume continues a run exactly as it started.
@@ -132,11 +133,7 @@ def baseline_run(store: Store, prepared: PreparedRun, i: int, *, progress_for: P
     if config.sim_seed is not None:
         config = replace(config, sim_seed=config.sim_seed + i)
     summary, settled = _drive(store, prepared, config, progress_for)
-    if summary.status != "complete":
-        raise UserError(
-            f"run {summary.run_id} ended {summary.status}; a baseline needs complete runs — finish it "
-            f"with `traceladder run --resume {summary.run_id}` or start `baseline init` again"
-        )
+    require_complete(summary)
     nothing = _nothing_measured(store, prepared, summary)
     if nothing:
         raise UserError(nothing)

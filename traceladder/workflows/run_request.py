@@ -83,6 +83,15 @@ def refuse_loop_settings(request: RunRequest) -> None:
             raise UserError(f"{flag} sets the built-in loop; an agent under test runs its own — drop it")
 
 
+def require_complete(summary: RunSummary) -> None:
+    """`UserError` unless the run completed: no baseline rests on a run that stopped early."""
+    if summary.status != "complete":
+        raise UserError(
+            f"run {summary.run_id} ended {summary.status}; a baseline needs complete runs — finish it "
+            f"with `traceladder run --resume {summary.run_id}` or start `baseline init` again"
+        )
+
+
 @dataclass(frozen=True)
 class AgentFacts:
     """What a run of an agent under test adds to its result."""
