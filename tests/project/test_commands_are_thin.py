@@ -172,26 +172,16 @@ def workflow_calls() -> dict[str, set[str]]:
     return calls
 
 
-# Handlers that still call more than one workflow, and why. The list may only shrink: a handler
-# that starts calling a second workflow fails the test below, and one that stops does too (strike it).
-STILL_MORE_THAN_ONE = {
-    # `selfcheck` measures the code rungs on labelled faults, `selfcheck --judge` the judge on a
-    # labelled set: two measurements behind one command (through `cli/judge_selfcheck.py`)
-    "selfcheck_cmd.handle": {
-        "workflows.judge_selfcheck.judge_selfcheck",
-        "workflows.selfcheck.run_selfcheck",
-    },
-}
-
-
 def test_a_command_calls_one_workflow():
     calls = workflow_calls()
     assert calls["gate_cmd.handle"] == {"workflows.gate_run.run_gate"}  # the check sees calls
     assert calls["run_cmd.handle"] == {"workflows.run.run"}  # the built-in loop's and an agent's
     assert calls["baseline_cmd.handle_init"] == {"workflows.baseline_init.init_baseline"}
     assert calls["report_cmd.handle"] == {"workflows.report.make_report"}  # a run's, live, leaderboard
+    # the code rungs on labelled faults, or (--judge) a judge on the labelled set
+    assert calls["selfcheck_cmd.handle"] == {"workflows.selfcheck.run_selfcheck"}
     more = {handler: called for handler, called in calls.items() if len(called) > 1}
-    assert more == STILL_MORE_THAN_ONE
+    assert more == {}
 
 
 def test_watch_is_asked_by_its_request_alone():

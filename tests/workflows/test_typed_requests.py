@@ -20,7 +20,7 @@ from traceladder.workflows.consistency_record import ConsistencyRequest, consist
 from traceladder.workflows.from_traces import FromTracesRequest, record_suite
 from traceladder.workflows.gate_run import GateRequest, run_gate
 from traceladder.workflows.ingest import IngestRequest, ingest_files
-from traceladder.workflows.judge_selfcheck import JudgeSelfcheckRequest, judge_selfcheck
+from traceladder.workflows.judge_selfcheck import JudgeSelfcheckRequest
 from traceladder.workflows.run import RunRequest, run
 from traceladder.workflows.selfcheck import SelfcheckRequest, run_selfcheck
 from traceladder.workflows.serve import serve
@@ -55,7 +55,7 @@ def test_refused_requests_open_nothing(tmp_path):
         (lambda: ingest_files(db, IngestRequest(("-", "-")), on_problem=print), "- (stdin) can be named once"),
         (lambda: run_gate(db, GateRequest(min_pass_rate=0.9, comment=True), stdout=io.StringIO()), "give --baseline FILE"),
         (lambda: run_selfcheck(SelfcheckRequest((1, 1), "retail", db=db)), "lists a seed twice"),
-        (lambda: judge_selfcheck(JudgeSelfcheckRequest("retail", rounds=0)), "--rounds must be at least 1"),
+        (lambda: run_selfcheck(JudgeSelfcheckRequest("retail", rounds=0)), "--rounds must be at least 1"),
         (lambda: record_suite(db, FromTracesRequest(Selection(()), tmp_path / "out", prefix="Bad"), print), "--prefix"),
         (lambda: record_suite(db, FromTracesRequest(Selection(()), tmp_path / "out"), print), "no store at"),
         (lambda: serve(_serve_options(db, token=" ")), "--token cannot be empty"),

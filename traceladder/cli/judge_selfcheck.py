@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from traceladder.cli.common import domain_name
 from traceladder.errors import ExitCode
 from traceladder.text import printable
 
+if TYPE_CHECKING:
+    from traceladder.workflows.judge_selfcheck import JudgeSelfcheckRequest, JudgeSelfcheckResult
 
-def judge_selfcheck(args: argparse.Namespace) -> int:
-    from traceladder.workflows.judge_selfcheck import JudgeSelfcheckRequest, judge_selfcheck
 
-    request = JudgeSelfcheckRequest(
+def judge_request(args: argparse.Namespace) -> JudgeSelfcheckRequest:
+    """The `--judge` flags as the workflow's request."""
+    from traceladder.workflows.judge_selfcheck import JudgeSelfcheckRequest  # the OpenAI library
+
+    return JudgeSelfcheckRequest(
         domain=domain_name(args), model=args.judge_model, base_url=args.judge_base_url,
         rubric=args.judge_rubric, meta=args.meta, rounds=args.rounds, min_kappa=args.min_kappa,
         max_drift=args.max_drift,
     )  # fmt: skip
-    result = judge_selfcheck(request)
+
+
+def print_judge_selfcheck(result: JudgeSelfcheckResult) -> int:
+    """Print the judge's measurement; the exit code (1 when a criterion missed a threshold)."""
     report = result.report
     simulated = (
         " (the simulated judge: fixed heuristics, not a model)" if report.model.startswith("sim:") else ""

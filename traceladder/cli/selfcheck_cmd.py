@@ -56,13 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.judge:
-        from traceladder.cli.judge_selfcheck import judge_selfcheck  # asks a judge: the OpenAI library
-
-        return judge_selfcheck(args)
-    # runs the agent: imports the OpenAI library
+    # runs the agent or asks a judge: imports the OpenAI library
+    from traceladder.cli.judge_selfcheck import judge_request, print_judge_selfcheck
     from traceladder.workflows.selfcheck import SelfcheckRequest, run_selfcheck
 
+    if args.judge:
+        return print_judge_selfcheck(run_selfcheck(judge_request(args)))
     try:
         seeds = tuple(int(s) for s in args.seeds.split(","))
     except ValueError:

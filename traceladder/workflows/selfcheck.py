@@ -4,8 +4,11 @@ Runs `sim:faulty` over the suite with several seeds (each case gets one injected
 correct verdict and failure class are known), evaluates, and compares. The automated form of
 seed 1's human calibration: any disagreement is a judge (or label) bug.
 
-`run_selfcheck(SelfcheckRequest)` → `SelfCheck` is the command's call (a temporary store unless
-the request names one); `selfcheck(store, domain, seeds)` is the measurement itself.
+`run_selfcheck(request)` is the command's one call: a `SelfcheckRequest` measures the code rungs
+(a temporary store unless the request names one) and returns a `SelfCheck`; a
+`JudgeSelfcheckRequest` (`selfcheck --judge`) measures a judge against the labelled set
+(workflows/judge_selfcheck.py) and returns its `JudgeSelfcheckResult`. `selfcheck(store, domain,
+seeds)` is the code rungs' measurement itself.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
 from traceladder.errors import UserError
 from traceladder.evaluate import evaluate_store
@@ -26,6 +30,7 @@ from traceladder.store.db import Store
 from traceladder.store.runs import labelled_verdicts
 from traceladder.suite.domain.base import Domain
 from traceladder.suite.domain.registry import load_domain
+from traceladder.workflows.judge_selfcheck import JudgeSelfcheckRequest, JudgeSelfcheckResult, judge_selfcheck
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,17 @@ class SelfCheck:
         return len(self.disagreements) / self.judged if self.judged else 0.0
 
 
-def run_selfcheck(request: SelfcheckRequest) -> SelfCheck:
-    """The `selfcheck` workflow. `UserError` for a seed listed twice, before any run."""
+@overload
+def run_selfcheck(request: SelfcheckRequest) -> SelfCheck: ...
+@overload
+def run_selfcheck(request: JudgeSelfcheckRequest) -> JudgeSelfcheckResult: ...
+
+
+def run_selfcheck(request: SelfcheckRequest | JudgeSelfcheckRequest) -> SelfCheck | JudgeSelfcheckResult:
+    """The `selfcheck` workflow: the code rungs on labelled faults, or (`JudgeSelfcheckRequest`)
+    a judge on the labelled set. `UserError` for a seed listed twice, before any run."""
+    if isinstance(request, JudgeSelfcheckRequest):
+        return judge_selfcheck(request)
     if len(set(request.seeds)) != len(request.seeds):
         raise UserError(f"--seeds lists a seed twice: {','.join(map(str, request.seeds))!r}")
     domain = load_domain(request.domain)
