@@ -104,6 +104,22 @@ def test_report_as_text_of_a_run_without_conversations_imports_no_convention(one
     assert loaded_by("report", "--db", str(one_run), watch=watch) == (0, [], ["traceladder.cli.report_cmd"])
 
 
+def test_report_as_text_of_traces_that_name_no_domain_imports_no_domain(tmp_path):
+    """Ingested traces name no domain, and their report has no domain's dimensions or tools to
+    use: the domain registry (~6 ms of the text summary's start-up, decision 700) loads only for a
+    run that names one. (`one_run` names retail: its report still loads it, as the test above
+    shows by printing retail's dimension names in tests/reporting.)"""
+    from bulk_store import bulk_store
+
+    db = tmp_path / "bulk.duckdb"
+    bulk_store(db, 40, distinct=20)
+    done = cli("evaluate", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert loaded_by("report", "bulk", "--db", str(db), watch=("traceladder.suite.domain",)) == (
+        0, [], ["traceladder.cli.report_cmd"]
+    )  # fmt: skip
+
+
 def test_report_as_json_still_validates_it_against_report_v1(one_run):
     """The laziness moves the validator to where a report is validated; it does not skip validation
     (a valid report is accepted by the compiled validator alone, decision 431)."""

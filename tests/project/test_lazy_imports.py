@@ -55,7 +55,11 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # a workflow one command calls: the edge's other half
     "workflows/evaluate.py": (4, "the shard executor and span sources only for evaluate --source/--dask"),
     "workflows/gate_run.py": (5, "the report builder, baseline and PR comment only for --junit/--baseline"),
-    "workflows/report_files.py": (8, "rich, renderers for the format asked; conventions with conversations"),
+    "workflows/report_files.py": (
+        9,
+        "rich, renderers for the format asked; conventions with conversations; the domain "
+        "registry only for a run that names a domain",
+    ),
     "workflows/report_formats.py": (1, "the HTML page renderer only for --format html"),
     "workflows/report.py": (
         5,

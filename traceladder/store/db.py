@@ -157,8 +157,9 @@ class Store:
             yield
             return
         with self.lock:
-            before = self.conn.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
-            threads_before = self.conn.sql("SELECT current_setting('threads')").fetchall()[0][0]
+            before, threads_before = self.conn.execute(
+                "SELECT current_setting('memory_limit'), current_setting('threads')"
+            ).fetchall()[0]
             self.conn.execute(f"SET memory_limit = '{limit}'")
             if threads is not None:
                 self.conn.execute(f"SET threads = {int(threads)}")

@@ -53,7 +53,6 @@ from traceladder.store.run_report import (
     run_header,
     scope_of_run,
 )
-from traceladder.suite.domain.registry import is_installed, load_domain
 
 FORMATS = ("text", "json", "junit")
 JUDGE_RUNG = "judge"  # evaluate.rungs.judge.NAME, named here so a report does not import the ladder
@@ -101,14 +100,21 @@ def open_report(store: Store, run_id: str, *, failing_limit: int = 20) -> RunRep
     scope = scope_of_run(store, run_id)
     run = run_header(store, run_id)
     name = run.get("domain") or first_domain(store, run_id)
-    declared: dict[str, str] = {}
-    tools: tuple[str, ...] = ()
-    if name and is_installed(name):
-        domain = load_domain(name)
-        declared = dict(domain.suite.dimensions) if domain.suite else {}
-        tools = domain.tool_names
+    declared, tools = _domain_terms(name) if name else ({}, ())
     names = recorded_dimension_names(run) or declared
     return report_of(store, scope, run, dimensions=names, known_tools=tools, failing_limit=failing_limit)
+
+
+def _domain_terms(name: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The dimensions (id → name) and tool names of domain `name`; none when it is not installed."""
+    # The registry (its dataclasses, the case model: ~6 ms of start-up) only for a run that names
+    # a domain: ingested traces name none, and their report needs no domain.
+    from traceladder.suite.domain.registry import is_installed, load_domain
+
+    if not is_installed(name):
+        return {}, ()
+    domain = load_domain(name)
+    return (dict(domain.suite.dimensions) if domain.suite else {}), domain.tool_names
 
 
 def recorded_dimension_names(run: Mapping[str, Any]) -> dict[str, str]:
