@@ -241,3 +241,24 @@ def test_no_store_connection_draws_a_progress_bar(tmp_path):
         assert store.fetchall("SELECT current_setting('enable_progress_bar')") == [(False,)]
     with Store(db, read_only=True) as store:
         assert store.fetchall("SELECT current_setting('enable_progress_bar')") == [(False,)]
+
+
+def test_a_memory_cap_restores_exactly_what_was_there_however_often_it_is_set(tmp_path):
+    """DuckDB prints its limit rounded down (`18.8 GiB`); restoring from that text lost 0.1 GiB a
+    time, so a long `watch` or a streamed report shrank the store's memory batch by batch. The
+    default comes back by RESET, an outer cap as it was asked for, and so do the threads."""
+    from traceladder.store.run_report import capped
+
+    def settings(store):
+        return store.fetchall("SELECT current_setting('memory_limit'), current_setting('threads')")[0]
+
+    with Store(tmp_path / "s.duckdb") as store:
+        default = settings(store)
+        for _ in range(5):
+            with store.memory_limit("256MB", threads=1):
+                capped_inside = settings(store)
+                for _ in range(5):
+                    assert capped(store, lambda: settings(store))[0] != capped_inside[0]
+                    assert settings(store) == capped_inside
+            assert capped(store, lambda: 1) == 1
+        assert settings(store) == default

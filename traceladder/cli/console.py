@@ -7,6 +7,7 @@ it, not for every command that shares `cli.common`'s options.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from rich.console import Console
 
@@ -15,7 +16,13 @@ PIPED_WIDTH = 120  # rich's 80 would fold every explanation in a CI log
 
 class StdoutConsole(Console):
     """A rich console for stdout whose closed pipe (`traceladder … | head`) reaches `main`, which
-    treats it as the reader leaving — rich's own handler would exit 1."""
+    treats it as the reader leaving — rich's own handler would exit 1. Emoji codes are off: a
+    model or run named `x:thumbs_up:` is data and prints as written (markup is escaped where data
+    meets a string)."""
+
+    def __init__(self, **options: Any) -> None:
+        options.setdefault("emoji", False)
+        super().__init__(**options)
 
     def on_broken_pipe(self) -> None:
         raise BrokenPipeError(32, "Broken pipe")

@@ -53,6 +53,9 @@ class Store:
         # Migrations this file lacks: only a reader can see any (a writer applies them on open).
         self.missing_migrations: tuple[str, ...] = ()
         self.lock = threading.RLock()
+        # The caps `memory_limit` set, innermost last: each is restored from what was asked, not
+        # from DuckDB's rounded text of it (which restored 0.1 GiB lower every time, decision 595).
+        self._caps: list[tuple[str, int | None]] = []
         check_store_path(self.path)
         if read_only and not self.path.exists():
             raise StoreError(f"no store at {self.path}; run `traceladder run` first or pass --db")
@@ -157,18 +160,28 @@ class Store:
             yield
             return
         with self.lock:
-            before, threads_before = self.conn.execute(
-                "SELECT current_setting('memory_limit'), current_setting('threads')"
-            ).fetchall()[0]
+            outer = self._caps[-1] if self._caps else None
             self.conn.execute(f"SET memory_limit = '{limit}'")
             if threads is not None:
                 self.conn.execute(f"SET threads = {int(threads)}")
+            cap = (limit, threads if threads is not None else outer and outer[1])
+            self._caps.append(cap)
         try:
             yield
         finally:
             with self.lock:
-                self.conn.execute(f"SET memory_limit = '{before}'")
-                self.conn.execute(f"SET threads = {int(threads_before)}")
+                self._caps.remove(cap)
+                # DuckDB's defaults come back by RESET; an outer cap by what it asked for
+                if outer is None:
+                    self.conn.execute("RESET memory_limit")
+                    self.conn.execute("RESET threads")
+                else:
+                    limit_before, threads_before = outer
+                    self.conn.execute(f"SET memory_limit = '{limit_before}'")
+                    if threads_before is None:
+                        self.conn.execute("RESET threads")
+                    else:
+                        self.conn.execute(f"SET threads = {int(threads_before)}")
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

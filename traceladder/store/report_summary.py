@@ -202,7 +202,7 @@ def aggregates(
         wanted = {"classes": [c for c in ranked if c is not None], "with_null": None in ranked}
         found = dict(rows(_CLASS_CASES, wanted)) if ranked else {}
         class_cases = {cls: list(found.get(cls) or []) for cls in ranked}
-        tools, scores, ladder = _per_trace_figures(conn, len(scope), list(known_tools) or None)
+        tools, scores, ladder = _per_trace_figures(store, conn, len(scope), list(known_tools) or None)
         judged = rows(_JUDGMENTS)[0]
         names = ("survivors", "cache_hits", "errors", "over_budget", "no_answer", "judge_calls",
                  "input_tokens", "output_tokens", "priced", "cost_usd", "models")  # fmt: skip
@@ -264,11 +264,11 @@ def _case_counts(found: list[tuple[Any, ...]]) -> _CaseCounts:
 
 
 def _per_trace_figures(
-    conn: duckdb.DuckDBPyConnection, size: int, known: list[str] | None
+    store: Store, conn: duckdb.DuckDBPyConnection, size: int, known: list[str] | None
 ) -> tuple[list[tuple[str, int]], list[tuple[str, str, float]], list[tuple[str, int, str, int]]]:
     """(tools, scores, ladder) of `Aggregates`, summed over partitions of the scope's traces (by
     a hash of the trace id), each joined with `findings` / `rung_results` on its own."""
-    return capped(conn, lambda: _partitioned(conn, size, known))
+    return capped(store, lambda: _partitioned(conn, size, known))
 
 
 def _partitioned(

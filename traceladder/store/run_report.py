@@ -91,18 +91,15 @@ def scope_of_traces(store: Store, trace_ids: Sequence[str]) -> Scope:
     return Scope(rows, int(size))
 
 
-def capped(conn: duckdb.DuckDBPyConnection, read: Callable[[], _T]) -> _T:
+def capped(store: Store, read: Callable[[], _T]) -> _T:
     """`read()` under DuckDB's `READ_MEMORY` cap, so the blocks it reads do not stay cached up
     to the command's larger cap; again under that cap if it does not fit (never a wrong answer)."""
-    before = conn.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
-    conn.execute(f"SET memory_limit = '{READ_MEMORY}'")
-    try:
-        return read()
-    except duckdb.OutOfMemoryException:
-        conn.execute(f"SET memory_limit = '{before}'")
-        return read()
-    finally:
-        conn.execute(f"SET memory_limit = '{before}'")
+    with store.memory_limit(READ_MEMORY):
+        try:
+            return read()
+        except duckdb.OutOfMemoryException:
+            pass
+    return read()
 
 
 def run_header(store: Store, run_id: str) -> dict[str, Any]:
@@ -153,7 +150,7 @@ def _rows_after(
     """The rows of the next `batch` traces of `scope` after the key `after` (from the first when
     None), and the last one's key; (None, None) past the end."""
     with store.lock:
-        found = capped(store.conn, lambda: _batch_rows(store.conn, scope, after, batch))
+        found = capped(store, lambda: _batch_rows(store.conn, scope, after, batch))
     if found is None:
         return None, None
     last, results, rungs, findings, calls, judgments, notes = found

@@ -278,7 +278,7 @@ def text_of(opened: RunReport) -> str:
     from traceladder.report.terminal import render_text
 
     check_head(opened.head)
-    console = Console(record=True, width=120, file=io.StringIO())
+    console = Console(record=True, width=120, file=io.StringIO(), emoji=False)
     render_text(
         opened.head,
         console,
@@ -322,7 +322,7 @@ def render(report: ReportV1, fmt: str) -> str:
 
     from traceladder.report.terminal import render_text
 
-    console = Console(record=True, width=120, file=io.StringIO())
+    console = Console(record=True, width=120, file=io.StringIO(), emoji=False)
     render_text(report, console)
     return console.export_text()
 
