@@ -28,6 +28,7 @@ from collections import Counter
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from traceladder.evaluate.rungs.untrusted_schema import compile_schema
 from traceladder.suite.cases import load_cases
@@ -117,42 +118,84 @@ def floor_settle(units: list[Any], call_table: pa.Table, domain: Any) -> dict[st
         cols = [call_table.column(i).to_pylist() for i in range(call_table.num_columns)]
         for trace_id, ordinal, tool, raw, status, result in zip(*cols, strict=True):
             by_trace.setdefault(trace_id, []).append((tool, raw, status == "ok", result, ordinal))
-        seen: dict[Any, Any] = {}
-        trace_rows: list[tuple[Any, ...]] = []
-        rung_rows: list[tuple[Any, ...]] = []
-        finding_rows: list[tuple[Any, ...]] = []
-        for unit in units:
-            calls = by_trace.get(unit.trace_id, [])
-            case = cases[unit.case_id]
-            if mode == "every":
-                judged = _judge_trace(calls, case, validators, whitelist, read_only)
-            else:
-                key = (unit.case_id, tuple(calls))
-                judged = seen.get(key)
-                if judged is None:
-                    judged = seen[key] = _judge_trace(calls, case, validators, whitelist, read_only)
-            verdict, failure_class, statuses, findings = judged
-            trace_rows.append((unit.trace_id, unit.run_id, unit.case_id, verdict, failure_class))
-            for (number, name), (status, score) in zip(_RUNGS, statuses, strict=True):
-                rung_rows.append((unit.trace_id, number, name, status, score))
-            for rung, code, tool, message in findings:
-                finding_rows.append((unit.trace_id, rung, code, tool, message))
-        named = (
-            (trace_rows, ("tid", "run", "case", "verdict", "class")),
-            (rung_rows, ("tid", "rung", "name", "status", "score")),
-            (finding_rows, ("tid", "rung", "code", "tool", "message")),
-        )
-        tables = [
-            pa.table(dict(zip(names, map(list, zip(*rows, strict=True)), strict=True)))
-            for rows, names in named
-            if rows
-        ]
+        if mode == "every":
+            tables, verdicts, distinct = _every(units, by_trace, cases, validators, whitelist, read_only)
+        else:
+            tables, verdicts, distinct = _once(units, by_trace, cases, validators, whitelist, read_only)
+            out["distinct"] = distinct
         out[mode] = (time.process_time() - t) / len(units) * 1e6
-        if mode == "distinct_once":
-            out["distinct"] = len(seen)
-        out["verdicts"] = dict(Counter(row[3] for row in trace_rows))
+        out["verdicts"] = dict(Counter(verdicts))
         out["rows"] = sum(tb.num_rows for tb in tables)
     return out
+
+
+def _table(rows: list[tuple[Any, ...]], names: tuple[str, ...]) -> pa.Table:
+    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in names]
+    return pa.table(dict(zip(names, columns, strict=True)))
+
+
+_TRACE, _RUNG, _FINDING = ("tid", "run", "case", "verdict", "class"), ("rung", "name", "status", "score"), (
+    "rung", "code", "tool", "message")  # fmt: skip
+
+
+def _every(units, by_trace, cases, validators, whitelist, read_only):  # type: ignore[no-untyped-def]
+    """Every trace judged, its rows built as tuples, then turned into columns."""
+    trace_rows, rung_rows, finding_rows = [], [], []
+    for unit in units:
+        tid = unit.trace_id
+        verdict, failure_class, statuses, findings = _judge_trace(
+            by_trace.get(tid, []), cases[unit.case_id], validators, whitelist, read_only
+        )
+        trace_rows.append((tid, unit.run_id, unit.case_id, verdict, failure_class))
+        for (number, name), (status, score) in zip(_RUNGS, statuses, strict=True):
+            rung_rows.append((tid, number, name, status, score))
+        for finding in findings:
+            finding_rows.append((tid, *finding))
+    tables = [_table(trace_rows, _TRACE), _table(rung_rows, ("tid", *_RUNG)),
+              _table(finding_rows, ("tid", *_FINDING))]  # fmt: skip
+    return tables, [row[3] for row in trace_rows], len(units)
+
+
+def _once(units, by_trace, cases, validators, whitelist, read_only):  # type: ignore[no-untyped-def]
+    """Each distinct trace (case and calls as recorded) judged once and its rows built once; per
+    trace only its identity and the index of its verdict, every row taken per trace in Arrow."""
+    index: dict[Any, int] = {}
+    verdict_rows, rung_rows, finding_rows, finding_offsets = [], [], [], [0]
+    ids, runs, case_ids, of = [], [], [], []
+    for unit in units:
+        calls = by_trace.get(unit.trace_id, [])
+        key = (unit.case_id, tuple(calls))
+        k = index.get(key)
+        if k is None:
+            k = index[key] = len(verdict_rows)
+            verdict, failure_class, statuses, findings = _judge_trace(
+                calls, cases[unit.case_id], validators, whitelist, read_only
+            )
+            verdict_rows.append((verdict, failure_class))
+            rung_rows += [(n, name, st, sc) for (n, name), (st, sc) in zip(_RUNGS, statuses, strict=True)]
+            finding_rows += findings
+            finding_offsets.append(len(finding_rows))
+        ids.append(unit.trace_id)
+        runs.append(unit.run_id)
+        case_ids.append(unit.case_id)
+        of.append(k)
+    take = pa.array(of, pa.int32())
+    tid = pa.array(ids, pa.string())
+    verdicts = _table(verdict_rows, ("verdict", "class")).take(take)
+    traces = pa.table({"tid": tid, "run": pa.array(runs, pa.string()), "case": pa.array(case_ids, pa.string()),
+                       "verdict": verdicts["verdict"], "class": verdicts["class"]})  # fmt: skip
+    width = len(_RUNGS)
+    per_rung = pa.ListArray.from_arrays(
+        pa.array(range(0, len(rung_rows) + 1, width), pa.int32()), pa.array(range(len(rung_rows)), pa.int32())
+    ).take(take)
+    rungs = _table(rung_rows, _RUNG).take(per_rung.flatten())
+    rungs = rungs.append_column("tid", tid.take(pc.list_parent_indices(per_rung)))
+    per_finding = pa.ListArray.from_arrays(
+        pa.array(finding_offsets, pa.int32()), pa.array(range(len(finding_rows)), pa.int32())
+    ).take(take)
+    findings = _table(finding_rows, _FINDING).take(per_finding.flatten())
+    findings = findings.append_column("tid", tid.take(pc.list_parent_indices(per_finding)))
+    return [traces, rungs, findings], traces["verdict"].to_pylist(), len(verdict_rows)
 
 
 def report_floor(units: list[Any], call_table: pa.Table, domain: Any, settle_us: float) -> dict[str, Any]:
