@@ -37,7 +37,7 @@ _RUNGS = ((1, "schema"), (2, "call_match"), (3, "trajectory"), (4, "partial_cred
           (6, "invariants"), (7, "judge"))  # fmt: skip
 
 
-def _judge_trace(calls, case, validators, whitelist, read_only):  # type: ignore[no-untyped-def]
+def _judge_trace(calls, case, validators, whitelist, read_only):
     """(verdict, failure class, per-rung (status, score), findings) of one trace: the minimum."""
     findings: list[tuple[int, str, str, str | None]] = []
     parsed: list[tuple[str, Any, bool]] = []
@@ -138,7 +138,7 @@ _TRACE, _RUNG, _FINDING = ("tid", "run", "case", "verdict", "class"), ("rung", "
     "rung", "code", "tool", "message")  # fmt: skip
 
 
-def _every(units, by_trace, cases, validators, whitelist, read_only):  # type: ignore[no-untyped-def]
+def _every(units, by_trace, cases, validators, whitelist, read_only):
     """Every trace judged, its rows built as tuples, then turned into columns."""
     trace_rows, rung_rows, finding_rows = [], [], []
     for unit in units:
@@ -156,7 +156,7 @@ def _every(units, by_trace, cases, validators, whitelist, read_only):  # type: i
     return tables, [row[3] for row in trace_rows], len(units)
 
 
-def _once(units, by_trace, cases, validators, whitelist, read_only):  # type: ignore[no-untyped-def]
+def _once(units, by_trace, cases, validators, whitelist, read_only):
     """Each distinct trace (case and calls as recorded) judged once and its rows built once; per
     trace only its identity and the index of its verdict, every row taken per trace in Arrow."""
     index: dict[Any, int] = {}
