@@ -33,8 +33,9 @@ import pyarrow.compute as pc
 from traceladder.evaluate.rungs.untrusted_schema import compile_schema
 from traceladder.suite.cases import load_cases
 
-_RUNGS = ((1, "schema"), (2, "call_match"), (3, "trajectory"), (4, "partial_credit"), (5, "state"),
-          (6, "invariants"), (7, "judge"))  # fmt: skip
+# the ladder's seven rungs, in its order (`rungs.ladder.BUILTIN` sorted by tier)
+_RUNGS = ((1, "schema"), (1, "invariants"), (2, "call_match"), (3, "trajectory"), (4, "partial_credit"),
+          (4, "state"), (5, "judge"))  # fmt: skip
 
 
 def _judge_trace(calls, case, validators, whitelist, read_only):
@@ -94,12 +95,12 @@ def _judge_trace(calls, case, validators, whitelist, read_only):
     match_ok = not any(f[0] == 2 for f in findings)
     statuses = (
         ("pass" if schema_ok else "fail", 1.0),
+        ("pass", 1.0),  # invariants: none in this workload
         ("pass" if match_ok else "fail", full / n_golden if n_golden else 1.0),
         ("pass" if trajectory[2] == 1.0 else "fail", trajectory[0]),
         ("pass" if credit == 1.0 else "fail", credit),
-        ("not_evaluated", 0.0),
-        ("pass", 1.0),
-        ("skipped" if findings else "not_evaluated", 0.0),
+        ("not_evaluated", 0.0),  # state: no end state recorded
+        ("skipped" if findings else "not_evaluated", 0.0),  # judge: none configured
     )
     failed = findings[0][1] if findings else None
     return ("FAIL" if findings else "PASS", failed, statuses, findings)
