@@ -26,6 +26,7 @@ from pathlib import Path
 import jsonschema
 import pyarrow as pa
 from measures import add_options, cpu_seconds, measure, reporting  # bench/measures.py
+from settle_floor import report_floor  # bench/settle_floor.py
 from workload import suite_calls  # bench/workload.py (bench scripts run with bench/ on sys.path)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -33,6 +34,7 @@ from bulk_store import index_every_trace  # noqa: E402  (tests/bulk_store.py: th
 
 from traceladder.evaluate import evaluate_store
 from traceladder.evaluate.assemble import NO_LIVE_OPTIONS, LiveOptions
+from traceladder.evaluate.pool import paused_gc
 from traceladder.evaluate.rungs.inputs import DomainRules, TraceInputs
 from traceladder.evaluate.rungs.ladder import Ladder
 from traceladder.evaluate.rungs.schema import SchemaRegistry
@@ -138,12 +140,15 @@ def verdict_digest(store: Store) -> str:
     return digest.hexdigest()[:16]
 
 
-def stages(store: Store, live: LiveOptions = NO_LIVE_OPTIONS) -> dict[str, float]:
+def stages(
+    store: Store, live: LiveOptions = NO_LIVE_OPTIONS, read: list[tuple[list, pa.Table]] | None = None
+) -> dict[str, float]:
     """CPU µs per trace of each stage of `evaluate` in one process, run alone in the same order
     on the same store: read (units, their calls and captured definitions), settle (the ladder
     and the result rows, in memory), write (the result tables, a transaction per batch). Their
     sum bounds what one core can do; the read and the write stay in the writing process whatever
-    the pool's size, so they bound the pool too. `live`: the open path's inputs (a policy)."""
+    the pool's size, so they bound the pool too. `live`: the open path's inputs (a policy).
+    `read`: when given, each batch's units and calls are appended to it (for the floor)."""
     from dataclasses import replace
 
     from traceladder.evaluate.assemble import build_context
@@ -163,6 +168,8 @@ def stages(store: Store, live: LiveOptions = NO_LIVE_OPTIONS) -> dict[str, float
             calls = read_call_table(store, [u.trace_id for u in units])
             sets = read_definition_sets(store, [u.definitions for u in units if u.definitions])
             cpu["read"] += time.process_time() - t
+            if read is not None:
+                read.append((units, calls))
             ctx = ctx or build_context(units, Ladder(), tools_file=live.tools, policies=live.policies)
             t = time.process_time()
             tables.append(settle_batch(units, calls, replace(ctx, definition_sets=sets), memo))
@@ -239,7 +246,14 @@ def run(args: argparse.Namespace) -> None:
         measure("evaluate, one process, per CPU-second", summary.units / serial_cpu, "traces/CPU-s")
         measure("evaluate, default pool", summary.units / ours, "traces/s",
                 baseline=naive_rate, baseline_name="naive")  # fmt: skip
-        report_stages(stages(store), "evaluate")
+        batches: list[tuple[list, pa.Table]] = []
+        us = stages(store, read=batches)
+        report_stages(us, "evaluate")
+        units = [u for batch, _ in batches for u in batch]
+        with paused_gc():  # as the ladder's settle runs
+            floor = report_floor(units, pa.concat_tables([c for _, c in batches]), domain, us["settle"])
+        measure("settle floor: a tight loop judging every trace", floor["every"], "CPU µs/trace")
+        measure("settle floor: each distinct trace judged once", floor["distinct_once"], "CPU µs/trace")
         store.execute("CHECKPOINT")
         size_mb = Path(store.path).stat().st_size / 1e6
         print(f"store_mb={size_mb:.1f} for {n_calls} tool calls, evaluated")

@@ -124,7 +124,7 @@ def evaluate_store(
         run = _Pass(store, roots, run_id, live, keep_units=judge is not None, after=after, settled=settled)
         run.conversation_idle_since = conversation_idle_since
         run.goals = Goals(ctx)
-        with paused_gc(), SettlePool(ctx, workers=workers) as pool:
+        with paused_gc(), SettlePool(ctx, workers=workers, traces=len(ids)) as pool:
             # Each batch is written, in a transaction of its own, while the next one is read and
             # (on workers) judged: memory holds about two batches, whatever the size of the store
             # (decision 100). With a judge, the survivors of every batch must be known first: the

@@ -2,7 +2,8 @@
 
 The ladder is pure Python and CPU-bound. Measured: a pool of 2 workers beats one process on a quiet
 2-core machine and loses on a loaded one, so the pool is sized from the cores that are *free*
-(affinity minus load average) and used only for big batches; one process is the fast path.
+(affinity minus load average) and used only for evaluations of many traces (`POOL_MIN_TRACES`)
+and big batches; one process is the fast path.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ from traceladder.store.readers import Definitions, UnitRow
 from traceladder.store.results import ResultTables
 
 PARALLEL_MIN_TRACES = 10_000  # per batch; below this, starting workers costs more than it saves
+# Per evaluation: below this many traces the default is one process (decision 712). A spawned
+# worker costs ~0.5 CPU-s to start (imports, the context unpickled, schemas compiled), about what
+# settling 15,000 traces on a second core saves; and an evaluation of one batch cannot overlap the
+# workers' settle with the writer's read and write (measured: 7,793 vs 9,670 traces/s at 20,000).
+POOL_MIN_TRACES = 40_000
 
 
 def free_cores() -> int:
@@ -45,6 +51,14 @@ def free_cores() -> int:
     except OSError:
         busy_elsewhere = 0.0
     return max(1, min(cores, int(cores - busy_elsewhere + 0.5)))
+
+
+def pool_size(free: int, traces: int | None) -> int:
+    """The default number of worker processes: one process (1) for an evaluation of fewer than
+    `POOL_MIN_TRACES` traces (`traces`; None: not known), else the free cores, at most 4."""
+    if traces is not None and traces < POOL_MIN_TRACES:
+        return 1
+    return max(1, min(free, 4))
 
 
 class SettleMemo:
@@ -135,13 +149,16 @@ def _with_definitions(ctx: Context, definition_sets: DefinitionSets) -> Context:
 
 
 class SettlePool:
-    """Settle batches serially, or over worker processes when there is enough work and free cores."""
+    """Settle batches serially, or over worker processes when there is enough work and free cores.
+    `workers`: as many worker processes (1: this process); None chooses by `pool_size` from the
+    free cores and `traces`, the number of traces the evaluation will settle (None: unknown)."""
 
     def __init__(
-        self, ctx: Context, *, workers: int | None = None, min_parallel: int = PARALLEL_MIN_TRACES
-    ) -> None:
+        self, ctx: Context, *, workers: int | None = None, min_parallel: int = PARALLEL_MIN_TRACES,
+        traces: int | None = None,
+    ) -> None:  # fmt: skip
         self.ctx, self.min_parallel = ctx, min_parallel
-        self.workers = workers if workers is not None else min(free_cores(), 4)
+        self.workers = workers if workers is not None else pool_size(free_cores(), traces)
         self._pool: ProcessPoolExecutor | None = None
         # Per pending part: the batch it belongs to, and the future of its worker task or the
         # arguments of an in-process batch, judged when its result is asked for (so in-process
