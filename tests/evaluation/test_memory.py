@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from bulk_store import bulk_store
-from conftest import ROOT
+from conftest import ROOT, cli
 from peak_rss import run_measuring_peak
 
 from traceladder.evaluate.assemble import build_context
@@ -94,10 +94,7 @@ def test_an_interrupted_evaluation_keeps_every_batch_it_finished(tmp_path):
         assert [t for (t,) in kept] == sorted(ids[:20])
         rungs = store.fetchall("SELECT count(DISTINCT trace_id), count(*) FROM rung_results")
         assert rungs == [(20, 20 * tables.rungs.num_rows // 30)]
-    done = subprocess.run(
-        [sys.executable, "-m", "traceladder", "evaluate", "--db", str(db)], capture_output=True, text=True,
-        cwd=ROOT, timeout=600,
-    )  # fmt: skip
+    done = cli("evaluate", "--db", str(db), timeout=600)  # forked: the store it leaves is the subject
     assert done.returncode == 0, done.stderr
     con = duckdb.connect(str(db), read_only=True)
     try:

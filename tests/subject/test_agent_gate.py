@@ -166,16 +166,14 @@ def test_baseline_init_locks_an_agent_from_three_runs_and_a_changed_version_fail
     (repo / "my_agent.py").write_text(V2)
     _git(repo, "commit", "-qam", "v2: answer confirmations in middleware")
     v2 = _git(repo, "rev-parse", "HEAD")
-    pr_db = tmp_path / "pr.duckdb"
-    done = cli("run", "--agent", "my_agent:run", "--model", "sim:oracle", "--dimension", "D4", "--no-judge",
-               "--db", str(pr_db), cwd=repo)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    # One run of the changed version, beside the three it is compared with: the gate, given no
+    # --run, judges the store's latest run — this one.
+    new = _run(repo, lock_db)
     gate = cli(
-        "gate", "--db", str(pr_db), "--baseline", str(eval_dir / "baseline.json"), "--max-drop", "0.05"
+        "gate", "--db", str(lock_db), "--baseline", str(eval_dir / "baseline.json"), "--max-drop", "0.05"
     )
     assert gate.returncode == 1 and "gate failed" in gate.stdout + gate.stderr, gate.stdout + gate.stderr
-
-    new = _run(repo, lock_db)  # the changed version beside the three it is compared with
+    assert f"gate failed for {new}:" in gate.stderr, gate.stderr
     compare = cli("compare", ",".join(old), new, "--db", str(lock_db), "--format", "json")
     assert compare.returncode == 1, compare.stderr  # B significantly worse
     comparison = json.loads(compare.stdout)

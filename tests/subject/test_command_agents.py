@@ -1,7 +1,7 @@
 """`run --agent-cmd` through the real CLI with real agents in two languages: the Python example
 (its OTel SDK exporting to the run's receiver) and a Node agent using the OpenTelemetry JS SDK,
-installed from the npm registry into a throwaway directory. Each runs the shipped suite and a
-declarative (recorded-results) suite; the spans their SDKs send in traces of their own are
+installed from the npm registry into a throwaway directory. Each runs cases of the shipped suite
+and of a declarative (recorded-results) suite; the spans their SDKs send in traces of their own are
 attributed to the case by OTEL_RESOURCE_ATTRIBUTES and judged with the case."""
 
 from __future__ import annotations
@@ -49,14 +49,22 @@ def _judged(db: Path, run_id: str, service: str) -> None:
     ]
 
 
+def _cases(domain: tuple[str, ...]) -> tuple[str, ...]:
+    """Two cases of each suite: one that calls tools and one that does not (shipped: a
+    request/confirm chain and a single call; recorded: a greeting and a search then a booking,
+    each tool answered from the recorded results). Every case starts the agent's own process: the
+    recorded suite's other ten cases repeat these shapes (one call, two calls, none)."""
+    if domain:
+        return ("--case", "fl-d1-001", "--case", "fl-d3-001")
+    return ("--case", "fc-d4-001", "--case", "fc-d2-001")
+
+
 @pytest.mark.parametrize("domain", [(), ("--domain", "examples/flights")], ids=["shipped", "recorded"])
 def test_a_python_process_agent(tmp_path: Path, domain: tuple[str, ...]) -> None:
     db = tmp_path / "p.duckdb"
     agent = f"{sys.executable} {ROOT / 'examples' / 'agents' / 'command_agent.py'}"
-    cases = () if domain else ("--case", "fc-d4-001", "--case", "fc-d2-001")
-    done = cli(
-        "run", "--agent-cmd", agent, "--model", "sim:oracle", "--db", str(db), *domain, *cases, cwd=ROOT
-    )
+    done = cli("run", "--agent-cmd", agent, "--model", "sim:oracle", "--db", str(db), *domain, *_cases(domain),
+               cwd=ROOT)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     _judged(db, out_value(done, "run_id"), "python-command-agent")
 
@@ -66,8 +74,7 @@ def test_a_node_agent_with_the_opentelemetry_js_sdk(
     tmp_path: Path, node_agent: Path, domain: tuple[str, ...]
 ) -> None:
     db = tmp_path / "n.duckdb"
-    cases = ("--case", "fc-d4-001", "--case", "fc-d2-001") if not domain else ()
     done = cli("run", "--agent-cmd", f"node {node_agent}", "--model", "sim:oracle", "--db", str(db),
-               *domain, *cases, cwd=ROOT)  # fmt: skip
+               *domain, *_cases(domain), cwd=ROOT)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     _judged(db, out_value(done, "run_id"), "node-agent")

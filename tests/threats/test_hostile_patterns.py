@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, rows
+from conftest import ROOT, cli, cli_in_process, rows
 from jsonschema import Draft202012Validator
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -67,11 +67,16 @@ def agent_traces(path: Path, pattern: str | dict, codes: list[str], raw: list[st
 
 
 def traceladder(*args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI. The timeout is a hang detector, not a speed claim: with `re`, the long
-    argument below would take longer than the universe has existed."""
-    return subprocess.run(
-        [sys.executable, "-m", "traceladder", *args], cwd=ROOT, capture_output=True, text=True, timeout=240
-    )
+    """The real CLI, a process of its own forked from the worker's pre-imported interpreter
+    (tests/forked_cli.py): its exit code and verdicts are the subject, and a hang is killed at the
+    timeout, a hang detector, not a speed claim — with `re`, the long argument below would take
+    longer than the universe has existed."""
+    return cli(*args, timeout=240)
+
+
+def ingested(db: Path, spans: Path) -> None:
+    """Set-up: the spans into a store (ingest runs no pattern; the evaluation is the subject)."""
+    assert cli_in_process("ingest", "--db", str(db), str(spans)).returncode == 0
 
 
 def judged(db: Path) -> dict[str, tuple[str, str]]:
@@ -99,7 +104,7 @@ SHAPES = {
 def test_a_hostile_pattern_is_judged_right_and_at_once(tmp_path, shape):
     db, spans = tmp_path / "live.duckdb", tmp_path / "t.pb"
     agent_traces(spans, SHAPES[shape], [LONG + "!", LONG])
-    assert traceladder("ingest", "--db", str(db), str(spans)).returncode == 0
+    ingested(db, spans)
     done = traceladder("evaluate", "--db", str(db))
     assert done.returncode == 0, done.stderr
     verdicts = judged(db)
@@ -117,7 +122,7 @@ def test_arguments_nested_too_deeply_to_decode_are_judged_not_crashed_on(tmp_pat
     db, spans = tmp_path / "live.duckdb", tmp_path / "t.pb"
     deep = '{"code": ' * 5_000 + '"a"' + "}" * 5_000  # Python's json gives up (RecursionError)
     agent_traces(spans, "^a", ["deep"], raw=[deep])
-    assert traceladder("ingest", "--db", str(db), str(spans)).returncode == 0
+    ingested(db, spans)
     done = traceladder("evaluate", "--db", str(db))
     assert done.returncode == 0, done.stderr
     ((status, explanation),) = rows(
@@ -129,7 +134,7 @@ def test_arguments_nested_too_deeply_to_decode_are_judged_not_crashed_on(tmp_pat
 def test_an_argument_with_a_lone_surrogate_is_judged_not_crashed_on(tmp_path):
     db, spans = tmp_path / "live.duckdb", tmp_path / "t.pb"
     agent_traces(spans, "^a", ["a\ud800", "\ud800"])  # JSON allows a lone surrogate escape
-    assert traceladder("ingest", "--db", str(db), str(spans)).returncode == 0
+    ingested(db, spans)
     done = traceladder("evaluate", "--db", str(db))
     assert done.returncode == 0, done.stderr
     assert sorted(status for status, _ in judged(db).values()) == ["fail", "pass"]
@@ -139,7 +144,7 @@ def test_an_argument_with_a_lone_surrogate_is_judged_not_crashed_on(tmp_path):
 def test_a_pattern_re2_cannot_run_leaves_rung_one_not_evaluated_and_says_why(tmp_path, pattern):
     db, spans = tmp_path / "live.duckdb", tmp_path / "t.pb"
     agent_traces(spans, pattern, ["aa"])
-    assert traceladder("ingest", "--db", str(db), str(spans)).returncode == 0
+    ingested(db, spans)
     done = traceladder("evaluate", "--db", str(db))
     assert done.returncode == 0, done.stderr
     assert "re2" not in done.stderr.lower()  # RE2's own error log stays off our stderr

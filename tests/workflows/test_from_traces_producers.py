@@ -31,18 +31,23 @@ def _sent_system_prompt(capture: Path) -> str:
     return next(m["content"] for m in first["messages"] if m["role"] == "system")
 
 
-def _record(tmp_path: Path, capture: Path, *args: str):
+def _record(tmp_path: Path, capture: Path, *args: str, refused: bool = False):
+    """`cases from-traces` on the capture, ingested. A recording's subject is the suite it writes,
+    read back from the files: in process. A refusal's subject is its exit code and one-line error:
+    a real process."""
     db = tmp_path / "s.duckdb"
     files = sorted(str(p) for p in capture.glob("collector-*.jsonl"))
     assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
-    return cli("cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"), *args)
+    command = cli if refused else cli_in_process
+    return command("cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"), *args)
 
 
 def _passes_offline(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     db = tmp_path / "run.duckdb"
-    done = cli("run", "--domain", str(suite), "--cases", str(suite / "cases.jsonl"), "--db", str(db),
-               "--model", "sim:oracle")  # fmt: skip
+    # The replay's verdict, read from the store, is what is checked: the run is in process.
+    done = cli_in_process("run", "--domain", str(suite), "--cases", str(suite / "cases.jsonl"), "--db", str(db),
+                          "--model", "sim:oracle")  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = cli_in_process(
         "sql", "SELECT verdict FROM case_results", "--db", str(db), "--json"
@@ -88,7 +93,7 @@ def test_a_framework_that_keeps_its_messages_off_the_input_messages_is_recorded_
 
 def test_a_producer_that_records_no_definitions_is_told_the_option_then_recorded_with_it(tmp_path):
     path = FIXTURES / "frameworks/openai-agents-otel/chain-plain"
-    refused = _record(tmp_path, path)
+    refused = _record(tmp_path, path, refused=True)
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1
     assert (
@@ -113,7 +118,7 @@ def test_the_system_prompt_of_log_records_is_written(tmp_path):
     db = tmp_path / "s.duckdb"
     files = sorted(str(p) for p in path.glob("collector-*.jsonl"))
     assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
-    done = cli(
+    done = cli_in_process(
         "cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"), "--tools", str(tools)
     )
     assert done.returncode == 0, done.stderr
@@ -124,7 +129,7 @@ def test_the_system_prompt_of_log_records_is_written(tmp_path):
 
 def test_no_user_request_names_where_it_was_looked_for_and_the_way_out(tmp_path):
     path = FIXTURES / "frameworks/langgraph-openllmetry/chain-plain"
-    refused = _record(tmp_path, path)
+    refused = _record(tmp_path, path, refused=True)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "no user request recorded (the instruction of the case) in its span attributes, span events or log " \
            "records; select traces that record it (--trace, --where) or --skip-bad" in refused.stderr  # fmt: skip

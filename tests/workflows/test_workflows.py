@@ -192,19 +192,15 @@ def test_baseline_lock_refuses_without_evidence(three_runs, tmp_path):
     assert not (tmp_path / "b.json").exists()
 
 
-def test_committed_baseline_still_verifies_and_a_fresh_default_run_passes(tmp_path):
-    baseline = ROOT / "baselines" / "sim-faulty.json"
-    assert cli("baseline", "check", str(baseline)).returncode == 0
-    db = tmp_path / "fresh.duckdb"
-    assert cli("run", "--db", str(db)).returncode == 0
-    gate = cli("gate", "--db", str(db), "--baseline", str(baseline))
-    assert gate.returncode == 0, gate.stderr  # the same seed reproduces the canonical run exactly
-    check = cli("baseline", "check", str(baseline), "--db", str(db), "--run", _latest(db))
-    assert check.returncode == 0, check.stderr
+def test_committed_baseline_still_verifies():
+    """The committed baseline's own checks; that a fresh default run passes it — with no allowed
+    drop, and `baseline check --run` on that run — is checked on the CI recipe's run below, which
+    is one (the recipe's `run` names the default model, sim:faulty, and no seed)."""
+    assert cli("baseline", "check", str(ROOT / "baselines" / "sim-faulty.json")).returncode == 0
 
 
 def _latest(db) -> str:
-    return cli(
+    return cli_in_process(
         "sql", "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1", "--csv", "--db", str(db)
     ).stdout.splitlines()[1]
 
@@ -284,7 +280,14 @@ def test_ci_recipe_runs_and_gates_both_ways(tmp_path):
     assert run_code == 0, run_err
     assert gate_code == 0, gate_err
     assert "<testcase" in (tmp_path / "reports" / "junit.xml").read_text()
-    (tmp_path / "eval.duckdb").unlink()
+    # The recipe's run is a fresh default run: it passes the committed baseline with no drop
+    # allowed (the same seed reproduces the canonical run exactly), and `baseline check` accepts it.
+    db, baseline = tmp_path / "eval.duckdb", tmp_path / "baselines" / "sim-faulty.json"
+    exact = cli("gate", "--db", str(db), "--baseline", str(baseline))
+    assert exact.returncode == 0, exact.stderr
+    check = cli("baseline", "check", str(baseline), "--db", str(db), "--run", _latest(db))
+    assert check.returncode == 0, check.stderr
+    db.unlink()
     # A deliberately worse run: the same model and configuration, another sample (seed 3 scores
     # about 58% against the baseline's 65%, more than the recipe's allowed 5-point drop).
     (run_code, run_err), (gate_code, gate_err) = run_recipe({"TRACELADDER_SIM_SEED": "3"})
