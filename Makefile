@@ -60,10 +60,13 @@ eval-fc: $(FC_DEPS)
 	if [ -z "$$report" ] || [ ! -s "$$report" ]; then echo "eval-fc: no report was written" >&2; exit 1; fi; \
 	printf 'raw_run=%s\nreport_path=%s\neval_fc=passed\n' "$$db" "$$report"
 
-# The suite in parallel (pytest-xdist): one worker per core; worksteal rebalances the tail, where
+# The suite in parallel (pytest-xdist): one worker per core and one more, because a test spends
+# ~8% of its time waiting on a child process, a server or a socket (2 cores, the same main:
+# 10m12s with two workers, 9m24s with three; decision 596); worksteal rebalances the tail, where
 # one long test module would otherwise run alone. `make test PYTEST_ARGS=` runs it in one process;
 # a plain `python -m pytest …` is unchanged (one process, no xdist flags).
-PYTEST_ARGS ?= -n auto --dist worksteal
+TEST_WORKERS := $(shell $(PY) -c "import os; print(len(os.sched_getaffinity(0)) + 1)")
+PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist worksteal
 
 # Our modules' bytecode first: with PYTHONDONTWRITEBYTECODE set (this machine sets it), every
 # `traceladder` process a test starts would compile them from source again, as no installed
