@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from traceladder.decode.decoded import LOG_SCHEMA, ParsedSpan
+from traceladder.store.collector import collector_paused
 from traceladder.store.db import Store
 from traceladder.store.derive import store_derived
 from traceladder.store.derived import (
@@ -196,7 +197,20 @@ def write_batch(
 ) -> WriteCounts:
     """Insert spans (SPAN_SCHEMA) and log records (LOG_SCHEMA + source) in one transaction with
     the rows `extraction` derives from them, and record `segments` as ingested. `parsed`: per span
-    row, its attributes and events as decoded, handed to the stage (`store.derived.Batch`)."""
+    row, its attributes and events as decoded, handed to the stage (`store.derived.Batch`). The
+    cyclic collector is paused meanwhile (`store.collector`)."""
+    with collector_paused():
+        return _write_batch(store, spans, logs, segments, extraction, parsed)
+
+
+def _write_batch(
+    store: Store,
+    spans: pa.Table | None,
+    logs: pa.Table | None,
+    segments: Sequence[SegmentRecord],
+    extraction: Extraction | None,
+    parsed: Sequence[ParsedSpan | None] | None,
+) -> WriteCounts:
     stage = extraction if extraction is not None else default_extraction()
     conventions, first = conventions_setting(store)
     given = {}

@@ -26,6 +26,7 @@ from traceladder.decode import DecodeError
 from traceladder.decode.bodies import PROTOBUF
 from traceladder.receive.ingest.decoding import GROUP_BYTES, Decoded, FileDecoder, joins_group
 from traceladder.receive.ingest.requests import ReadError, Request, read_requests
+from traceladder.store.collector import collector_paused
 
 Item = Decoded | DecodeError | ReadError
 
@@ -62,12 +63,13 @@ def decode_unit(unit: Unit) -> list[Item]:
     """Every item of the unit, in the order the serial decoder gives them."""
     decoder = FileDecoder(unit.signal, unit.group_bytes)
     out: list[Item] = []
-    for request in unit.requests:
-        if isinstance(request, ReadError):
-            out.append(request)
-        else:
-            out.extend(decoder.feed(request))
-    out.extend(decoder.flush())
+    with collector_paused():  # the parsed attributes are the next batch's: see `store.collector`
+        for request in unit.requests:
+            if isinstance(request, ReadError):
+                out.append(request)
+            else:
+                out.extend(decoder.feed(request))
+        out.extend(decoder.flush())
     return out
 
 
