@@ -34,12 +34,12 @@ from bulk_store import index_every_trace  # noqa: E402  (tests/bulk_store.py: th
 
 from traceladder.evaluate import evaluate_store
 from traceladder.evaluate.assemble import NO_LIVE_OPTIONS, LiveOptions
-from traceladder.evaluate.pool import paused_gc
 from traceladder.evaluate.rungs.inputs import DomainRules, TraceInputs
 from traceladder.evaluate.rungs.ladder import Ladder
 from traceladder.evaluate.rungs.schema import SchemaRegistry
 from traceladder.evaluate.rungs.types import Call
 from traceladder.store import Store
+from traceladder.store.collector import collector_paused
 from traceladder.store.spans import SPAN_SCHEMA
 from traceladder.suite.cases import load_cases
 from traceladder.suite.domain.retail import load_retail_domain
@@ -153,7 +153,7 @@ def stages(
 
     from traceladder.evaluate.assemble import build_context
     from traceladder.evaluate.passes import BATCH_TRACES
-    from traceladder.evaluate.pool import SettleMemo, paused_gc, settle_batch
+    from traceladder.evaluate.pool import SettleMemo, settle_batch
     from traceladder.store.readers import read_call_table, read_definition_sets, read_units
     from traceladder.store.results import append_result_batches
 
@@ -161,7 +161,7 @@ def stages(
     ids = [r[0] for r in store.fetchall("SELECT DISTINCT trace_id FROM spans ORDER BY 1")]
     ctx, tables, n = None, [], 0
     memo = SettleMemo()  # across batches, as the evaluation's pool keeps it
-    with paused_gc():
+    with collector_paused():
         for start in range(0, len(ids), BATCH_TRACES):
             t = time.process_time()
             units = read_units(store, None, ids[start : start + BATCH_TRACES])
@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> None:
         us = stages(store, read=batches)
         report_stages(us, "evaluate")
         units = [u for batch, _ in batches for u in batch]
-        with paused_gc():  # as the ladder's settle runs
+        with collector_paused():  # as the ladder's settle runs
             floor = report_floor(units, pa.concat_tables([c for _, c in batches]), domain, us["settle"])
         measure("settle floor: a tight loop judging every trace", floor["every"], "CPU µs/trace")
         measure("settle floor: each distinct trace judged once", floor["distinct_once"], "CPU µs/trace")

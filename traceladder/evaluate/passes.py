@@ -25,8 +25,9 @@ from traceladder.evaluate.conversations import judge_conversations
 from traceladder.evaluate.goals import Goals
 from traceladder.evaluate.judge.phase import JudgeOptions, PhaseResult
 from traceladder.evaluate.judging import SurvivorInputs, judge_pass
-from traceladder.evaluate.pool import Batch, SettlePool, paused_gc
+from traceladder.evaluate.pool import Batch, SettlePool
 from traceladder.evaluate.rungs.ladder import Ladder
+from traceladder.store.collector import collector_paused
 from traceladder.store.conversation_results import touched_conversations
 from traceladder.store.db import Store
 from traceladder.store.judgments import forget_judgments
@@ -124,7 +125,7 @@ def evaluate_store(
         run = _Pass(store, roots, run_id, live, keep_units=judge is not None, after=after, settled=settled)
         run.conversation_idle_since = conversation_idle_since
         run.goals = Goals(ctx)
-        with paused_gc(), SettlePool(ctx, workers=workers, traces=len(ids)) as pool:
+        with collector_paused(), SettlePool(ctx, workers=workers, traces=len(ids)) as pool:
             # Each batch is written, in a transaction of its own, while the next one is read and
             # (on workers) judged: memory holds about two batches, whatever the size of the store
             # (decision 100). With a judge, the survivors of every batch must be known first: the

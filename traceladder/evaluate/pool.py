@@ -13,7 +13,6 @@ import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import replace
 from multiprocessing import get_context
 from typing import Any
@@ -109,19 +108,6 @@ def settle_batch(
         builder.add(unit, hit[0], hit[1], weigh(unit.error))
     memo.next_batch()
     return builder.tables()
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Bulk judging allocates millions of small long-lived objects and makes no reference cycles;
-    the cyclic GC would rescan them over and over (measured ~40% of evaluate time at 100k traces)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # A batch's captured tool-definition sets (digest → definitions), sent with the batch, or None to

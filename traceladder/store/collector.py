@@ -6,7 +6,8 @@ reference cycles: reference counting frees all of them. With the collector on, e
 collections scans the objects allocated since the last, and each full collection rescans every
 object still alive; for ingest's batches that was ~15% of its CPU (docs/decisions.md 720). Paused,
 nothing is freed later than it would be, except objects in a cycle, which wait for the
-collector's next run after the batch (as `evaluate.pool.paused_gc` does for bulk judging).
+collector's next run after the batch. Bulk judging (`evaluate/passes.py`) pauses it for the same
+reason (~40% of evaluate's time at 100k traces, before).
 """
 
 from __future__ import annotations
