@@ -105,8 +105,7 @@ def judged_runs_store(path: Path, traces: int, runs: tuple[str, ...] = ("bulk", 
     by a hash of the trace id between `runs` (the first keeps the template's `bulk`), judged by
     `traceladder evaluate --no-judge` and recorded as finished runs of the retail suite, each trace
     a repeat of its case — so `gate`, `compare` and `report` have runs to read."""
-    import subprocess
-    import sys
+    from conftest import cli_in_process
 
     bulk_store(path, traces)
     with Store(path) as store, store.transaction() as conn:
@@ -127,10 +126,7 @@ def judged_runs_store(path: Path, traces: int, runs: tuple[str, ...] = ("bulk", 
                 WHERE operation = 'invoke_agent' AND hash(trace_id) % {len(runs)} = {i}"""
             )
         index_every_trace(store, conn)  # its spans counted again
-    done = subprocess.run(
-        [sys.executable, "-m", "traceladder", "evaluate", "--db", str(path), "--no-judge"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = cli_in_process("evaluate", "--db", str(path), "--no-judge")  # set-up, not the subject
     if done.returncode:
         raise RuntimeError(done.stderr)
     # the runs recorded as finished runs of the retail suite (after evaluate: a recorded run's

@@ -135,11 +135,12 @@ def sdk_bodies() -> list[bytes]:
 
 
 @pytest.fixture(scope="session")
-def scale_data(tmp_path_factory):
-    """The scale tests' dataset (tests/scale_helpers.py): a 72-case run, the producer captures,
-    their in-store results and a 4-shard Parquet export, built once per session and only read."""
+def scale_data(tmp_path_factory, faulty_suite):
+    """The scale tests' dataset (tests/scale_helpers.py): a 72-case run (a copy of `faulty_suite`'s),
+    the producer captures, their in-store results and a 4-shard Parquet export, built once per
+    session and only read."""
     from scale_helpers import dataset, files_digest
 
-    root, built = dataset(tmp_path_factory)
+    root, built = dataset(tmp_path_factory, faulty_suite[0])
     yield root
     assert files_digest(root) == built, f"a test wrote to the shared scale dataset {root}"

@@ -1,6 +1,7 @@
 """Shared data for the scale tests (issue 15): one store per test session holding a 72-case
-simulated suite run and the real producer captures (OTel GenAI, OpenInference, OpenLLMetry), its
-results from the ordinary in-store `evaluate`, and a Parquet export of it.
+simulated suite run (a copy of the session's `faulty_suite`) and the real producer captures (OTel
+GenAI, OpenInference, OpenLLMetry), its results from the ordinary in-store `evaluate`, and a
+Parquet export of it.
 
 Built once per session, not per pytest worker (tests/shared_suites.py), by the commands run in
 process: they are the set-up, not the subject (the tests' own `evaluate` calls stay real
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -25,15 +27,16 @@ _HELP: dict[str, str] = {}
 _VOLATILE = {"trace_results": "evaluated_at, judged_seq", "rung_results": "", "findings": ""}
 
 
-def dataset(tmp_path_factory) -> tuple[Path, str]:
+def dataset(tmp_path_factory, default_run: Path) -> tuple[Path, str]:
     """The directory holding `store.duckdb` (spans + in-store results) and `export/` (4 shards),
-    and the digest of every file in it as built."""
+    and the digest of every file in it as built. `default_run` is the session's shared store of
+    the default 72-case run (`faulty_suite`): the dataset starts as a copy of it instead of
+    running the same 72 cases again."""
     root = session_folder(tmp_path_factory) / "scale-dataset"
     db = root / "store.duckdb"
 
     def build() -> dict[str, str]:
-        done = cli_in_process("run", "--db", str(db))
-        assert done.returncode == 0, done.stderr
+        shutil.copy(default_run, db)
         captures = sorted(glob.glob(str(ROOT / "tests/fixtures/producers/*/*/traces-*.pb")))
         assert len(captures) >= 12
         done = cli_in_process("ingest", "--db", str(db), *captures)

@@ -22,9 +22,10 @@ def progress_lines(stderr: str) -> list[re.Match]:
     return [m for m in found if m]
 
 
-def test_each_progress_line_shows_the_verdict_the_evaluation_records(tmp_path):
-    db = tmp_path / "p.duckdb"
-    result = cli("run", "--model", "sim:faulty", "--db", str(db))
+def test_each_progress_line_shows_the_verdict_the_evaluation_records(faulty_suite):
+    """The progress lines of the session's shared default run (`faulty_suite`: a real `run`
+    process, sim:faulty seed 0, its stderr kept), against what its store records."""
+    db, result = faulty_suite
     assert result.returncode == 0, result.stderr
     lines = progress_lines(result.stderr)
     assert sorted(int(m[1]) for m in lines) == list(range(1, 73)) and {m[2] for m in lines} == {"72"}
