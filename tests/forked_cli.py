@@ -6,8 +6,9 @@ a suite run. Now each pytest worker keeps one *zygote*: an interpreter that impo
 command's modules once and then only waits. A call sends it argv, environment and working
 directory with three open files (stdin, stdout, stderr); it forks, and the child installs them and
 runs `runpy.run_module("traceladder", run_name="__main__")` — exactly what `python -m traceladder`
-runs — and ends as any interpreter ends (non-daemon threads joined, atexit handlers run, its exit
-status the command's). Each command still runs in a process of its own, with its own environment,
+runs — and ends as an interpreter ends (non-daemon threads joined, atexit handlers run, what the
+command left open closed, its exit status the command's) without clearing the modules the fork
+shared (tests/forked_exit.py). Each command still runs in a process of its own, with its own environment,
 working directory, signal dispositions and exit code; only the imports are shared.
 
 What a fork cannot give, a real interpreter does: a call whose `PYTHON*` variables differ from the
@@ -66,6 +67,11 @@ gc.freeze()
 """
 _SERVE = r"""
 import json, os, signal, socket, sys
+# How the child ends (tests/forked_exit.py, loaded by its path: `tests` is no package).
+import importlib.util
+spec = importlib.util.spec_from_file_location("forked_exit", sys.argv[3])
+forked_exit = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(forked_exit)
 conn = socket.socket(fileno=int(sys.argv[1]))
 os.write(int(sys.argv[2]), b"ready\n")
 
@@ -99,7 +105,13 @@ for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
 signal.pthread_sigmask(signal.SIG_SETMASK, set())
 sys.argv = ["traceladder", *request["args"]]
 import runpy
-runpy.run_module("traceladder", run_name="__main__", alter_sys=True)
+try:
+    runpy.run_module("traceladder", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as stop:
+    code = stop.code
+# Any other exception goes on to the interpreter's own exit (its traceback, its status).
+forked_exit.end(code)
 """
 _ZYGOTE = PRELOAD + _SERVE
 
@@ -114,7 +126,7 @@ class _Zygote:
         self.log = Path(log)
         self.env = dict(os.environ)
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE, str(theirs.fileno()), str(ready_w)],
+            [sys.executable, "-c", _ZYGOTE, str(theirs.fileno()), str(ready_w), str(ROOT / "tests" / "forked_exit.py")],
             pass_fds=(theirs.fileno(), ready_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=fd, cwd=ROOT, env=self.env,
         )  # fmt: skip
