@@ -325,11 +325,14 @@ def test_readers_and_writers_work_while_it_receives(tmp_path: Path) -> None:
         stop = threading.Event()
 
         def load() -> None:
+            # A request every 20 ms keeps the receiver writing through every command below (the
+            # count of requests sent grows across each one, asserted) without spinning both cores.
             n = 1
             while not stop.is_set():
                 assert serve.post("/v1/traces", unique_request(n)).status == 200
                 sent.append(n)
                 n += 1
+                stop.wait(0.02)
 
         loader = threading.Thread(target=load)
         loader.start()
@@ -341,9 +344,12 @@ def test_readers_and_writers_work_while_it_receives(tmp_path: Path) -> None:
                 ("report", "--db", str(db)),
                 ("sql", "--db", str(db), "SELECT count(*) FROM tool_calls", "--csv"),
             ]
+            during = [len(sent)]
             for args in commands:
                 r = cli(*args)
                 assert r.returncode == 0, (args, r.stderr)
+                during.append(len(sent))
+            assert during == sorted(set(during)), f"requests sent, command by command: {during}"
         finally:
             stop.set()
             loader.join()
