@@ -138,12 +138,13 @@ def test_credentials_in_the_base_url_never_reach_a_row_a_report_or_a_baseline(tm
             assert SECRET_PASSWORD.encode() not in data and SECRET_QUERY.encode() not in data, path
 
 
-def test_resume_needs_the_credentialed_url_again_and_refuses_another_endpoint(tmp_path):
+def test_resume_needs_the_credentialed_url_again_and_refuses_another_endpoint(evidence, tmp_path):
+    """The session's interrupted sim:faulty run (`evidence`), on a copy of its store: a resume with
+    flags other than the run's own is refused."""
     db = tmp_path / "r.duckdb"
-    proc = _slow_run(db, "[2/72]")
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
-    (run_id,) = rows(db, "SELECT run_id FROM runs")[0]
+    shutil.copyfile(evidence[0], db)
+    run_id = evidence[1]
+    assert rows(db, "SELECT status FROM runs WHERE run_id = ?", [run_id]) == [("interrupted",)]
     for flags, needle in [
         (["--model", "sim:oracle"], "used model 'sim:faulty'"),
         (["--case", "fc-d1-001"], "drop --case"),
