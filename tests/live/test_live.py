@@ -206,7 +206,7 @@ def write_workload(db: Path, n_spans: int, seed: int = 0) -> set[str]:
 
 def test_a_watch_killed_between_batches_neither_judges_twice_nor_skips(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    traces = write_workload(db, 2048)
+    traces = write_workload(db, 1024)  # ~50 traces: 17 batches of 3, room for a kill between them
     assert len(traces) > 20
     watch = Watch(db, "--settle", "0", "--batch", "3", "--interval", "0.1")
     watch.wait_for("judged")  # at least one batch committed …
