@@ -212,11 +212,12 @@ def test_unknown_case_and_bad_flags_exit_2(tmp_path):
     assert result.returncode == 2 and "needs OPENAI_API_KEY" in result.stderr
 
 
-def start_slow_run(db, until: str) -> subprocess.Popen:
-    """A suite run in a subprocess (slowed down), returned once its progress shows `until`."""
+def start_slow_run(db, until: str, *selection: str) -> subprocess.Popen:
+    """A suite run (or `selection` of it) in a subprocess (slowed down), returned once its progress
+    shows `until`."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "traceladder", "run", "--model", "sim:oracle", "--db", str(db),
-         "--sim-delay", "0.05", "--concurrency", "2", "--no-report"],
+         "--sim-delay", "0.05", "--concurrency", "2", "--no-report", *selection],
         cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, preexec_fn=as_foreground,
         env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"},
     )  # fmt: skip
@@ -229,8 +230,10 @@ def start_slow_run(db, until: str) -> subprocess.Popen:
 
 
 def test_sigkill_keeps_finished_cases_and_resume_completes(tmp_path):
+    """D1's 18 cases, not the suite's 72: killed after 6, the resume still has to run every case
+    the dead process did not finish, and only those."""
     db = tmp_path / "k.duckdb"
-    proc = start_slow_run(db, until="[10/72]")
+    proc = start_slow_run(db, "[6/18]", "--dimension", "D1")
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate()  # reap it and close the pipes
     with Store(db) as store:  # a new writer: the dead run becomes "interrupted"
@@ -241,13 +244,13 @@ def test_sigkill_keeps_finished_cases_and_resume_completes(tmp_path):
             "(SELECT 1 FROM spans s WHERE s.trace_id = cr.trace_id AND s.operation = 'invoke_agent')"
         )[0][0]
     assert status == "interrupted"
-    assert 10 <= finished < 72
+    assert 6 <= finished < 18
     assert orphans == 0  # every finished case has its whole trace
     result = cli("run", "--resume", run_id, "--db", str(db), "--no-report")
     assert result.returncode == 0, result.stderr
     assert rows(db, "SELECT status FROM runs") == [("complete",)]
-    assert rows(db, "SELECT count(*), count(DISTINCT case_id) FROM case_runs") == [(72, 72)]
-    assert f"[{finished + 1}/72]" in result.stderr
+    assert rows(db, "SELECT count(*), count(DISTINCT case_id) FROM case_runs") == [(18, 18)]
+    assert f"[{finished + 1}/18]" in result.stderr
 
 
 def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_cases(tmp_path):

@@ -172,11 +172,9 @@ def test_sampling_keeps_what_opentelemetrys_sampler_keeps_at_serve_and_at_evalua
     assert stored == kept(sent) and 0 < len(stored) < len(sent)
     assert rows(sampled_db, "SELECT stage, rate FROM sampling") == [("serve", 0.5)]
 
-    with ServeProcess(full_db) as serve, LiveModel() as model:
-        sent = {
-            r["trace_id"] for r in run_agents(f"http://127.0.0.1:{serve.port}", model.url, {"1.0": 24})["1.0"]
-        }
-        assert serve.stop()[0] == 0
+    # Evaluation's sampling reads only the stored trace ids, however they arrived: a workload
+    # ingested in process (no second server, no second agent) proves the same rule.
+    sent = write_workload(full_db, 512)
     judged_sets = []
     for _ in range(2):  # a rerun judges the same half
         assert cli("evaluate", "--db", str(full_db), "--sample", "0.5").returncode == 0
@@ -208,7 +206,7 @@ def write_workload(db: Path, n_spans: int, seed: int = 0) -> set[str]:
 
 def test_a_watch_killed_between_batches_neither_judges_twice_nor_skips(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    traces = write_workload(db, 2048)
+    traces = write_workload(db, 1024)  # ~50 traces: 17 batches of 3, room for a kill between them
     assert len(traces) > 20
     watch = Watch(db, "--settle", "0", "--batch", "3", "--interval", "0.1")
     watch.wait_for("judged")  # at least one batch committed …

@@ -325,11 +325,14 @@ def test_readers_and_writers_work_while_it_receives(tmp_path: Path) -> None:
         stop = threading.Event()
 
         def load() -> None:
+            # A request every 20 ms keeps the receiver writing through the commands below (more
+            # requests than commands while they run, asserted) without spinning both cores.
             n = 1
             while not stop.is_set():
                 assert serve.post("/v1/traces", unique_request(n)).status == 200
                 sent.append(n)
                 n += 1
+                stop.wait(0.02)
 
         loader = threading.Thread(target=load)
         loader.start()
@@ -341,9 +344,14 @@ def test_readers_and_writers_work_while_it_receives(tmp_path: Path) -> None:
                 ("report", "--db", str(db)),
                 ("sql", "--db", str(db), "SELECT count(*) FROM tool_calls", "--csv"),
             ]
+            while not sent and loader.is_alive():  # the receiver is writing before the first command
+                time.sleep(0.01)
+            during = [len(sent)]
             for args in commands:
                 r = cli(*args)
                 assert r.returncode == 0, (args, r.stderr)
+                during.append(len(sent))
+            assert during[-1] - during[0] > len(commands), f"requests sent, command by command: {during}"
         finally:
             stop.set()
             loader.join()

@@ -5,9 +5,12 @@ McNemar — all through the real CLI, the version taken from git."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from conftest import cli, cli_in_process, out_value, rows
 
 V1 = """
@@ -61,17 +64,55 @@ def _run(repo: Path, db: Path, *extra: str) -> str:
     return out_value(done, "run_id")
 
 
-def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(tmp_path: Path) -> None:
-    repo = tmp_path / "agent"
+@dataclass(frozen=True)
+class AgentHistory:
+    repo: Path
+    v1: str
+    v2: str
+    db: Path
+    eval_dir: Path
+    init: subprocess.CompletedProcess[str]
+    old: list[str]
+    new: str
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> AgentHistory:
+    """An agent's history, built once for the module: `baseline init --agent` runs v1 three times
+    (the version taken from git), then v2 is committed and run once (`run --agent`). The
+    baseline-init test reads this store; the other test works on a copy of it."""
+    tmp = tmp_path_factory.mktemp("agent-gate")
+    repo = tmp / "agent"
     repo.mkdir()
     _git(repo, "init", "-q")
     (repo / "my_agent.py").write_text(V1)
     _git(repo, "add", "my_agent.py")
     _git(repo, "commit", "-qm", "v1")
     v1 = _git(repo, "rev-parse", "HEAD")
+    db, eval_dir = tmp / "lock.duckdb", tmp / "eval"
+    init = cli("baseline", "init", "--agent", "my_agent:run", "--model", "sim:oracle", "--dimension", "D4",
+               "--no-judge", "--db", str(db), "--dir", str(eval_dir), cwd=repo)  # fmt: skip
+    assert init.returncode == 0, init.stderr[-2000:]
+    old = out_value(init, "run_ids").split(",")
+    (repo / "my_agent.py").write_text(V2)
+    _git(repo, "commit", "-qam", "v2: answer confirmations in middleware")
+    v2 = _git(repo, "rev-parse", "HEAD")
+    new = _run(repo, db)
+    return AgentHistory(repo, v1, v2, db, eval_dir, init, old, new)
+
+
+def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(
+    history: AgentHistory, tmp_path: Path
+) -> None:
+    """Three runs of v1 locked by hand (consistency, review template, lock), the gate passing v1's
+    own run and failing v2's, the pull request's comment, and `compare` naming the version."""
+    repo, v1, v2, old, new = history.repo, history.v1, history.v2, history.old, history.new
     db = tmp_path / "ci.duckdb"
-    old = [_run(repo, db) for _ in range(3)]
-    assert {json.loads(h)["agent_version"] for (h,) in rows(db, "SELECT input_hashes FROM runs")} == {v1}
+    shutil.copyfile(history.db, db)
+    assert {
+        json.loads(h)["agent_version"]
+        for (h,) in rows(db, f"SELECT input_hashes FROM runs WHERE run_id IN {tuple(old)}")
+    } == {v1}
     eval_dir = tmp_path / "eval"
     for args in (
         ("consistency", *old, "--output", str(eval_dir / "consistency.json")),
@@ -87,10 +128,6 @@ def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(tmp_path: P
     same = cli("gate", "--run", old[2], "--db", str(db), "--baseline", str(eval_dir / "baseline.json"))
     assert same.returncode == 0, same.stdout + same.stderr
 
-    (repo / "my_agent.py").write_text(V2)
-    _git(repo, "commit", "-qam", "v2: answer confirmations in middleware")
-    v2 = _git(repo, "rev-parse", "HEAD")
-    new = _run(repo, db)
     gate = cli(
         "gate",
         "--run",
@@ -133,27 +170,23 @@ def test_a_changed_agent_version_fails_the_gate_and_compare_names_it(tmp_path: P
 
 
 def test_baseline_init_locks_an_agent_from_three_runs_and_a_changed_version_fails_the_gate(
-    tmp_path: Path,
+    history: AgentHistory,
 ) -> None:
     """`baseline init --agent` runs the team's agent three times (as `run --agent` does), writes the
     consistency record and the review, and prints the lock command; a changed version fails the
     gate against the locked baseline and `compare` shows the flips with McNemar."""
-    repo = tmp_path / "agent"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "my_agent.py").write_text(V1)
-    _git(repo, "add", "my_agent.py")
-    _git(repo, "commit", "-qm", "v1")
-    v1 = _git(repo, "rev-parse", "HEAD")
-    lock_db, eval_dir = tmp_path / "lock.duckdb", tmp_path / "eval"
-    init = cli("baseline", "init", "--agent", "my_agent:run", "--model", "sim:oracle", "--dimension", "D4",
-               "--no-judge", "--db", str(lock_db), "--dir", str(eval_dir), cwd=repo)  # fmt: skip
-    assert init.returncode == 0, init.stderr[-2000:]
-    old = out_value(init, "run_ids").split(",")
+    repo, v1, v2, old, new, init = (
+        history.repo,
+        history.v1,
+        history.v2,
+        history.old,
+        history.new,
+        history.init,
+    )
+    lock_db, eval_dir = history.db, history.eval_dir
     assert len(old) == 3
-    assert rows(lock_db, "SELECT DISTINCT model, input_hashes->>'$.agent_version' FROM runs") == [
-        ("agent:my_agent:run", v1)
-    ]
+    assert rows(lock_db, f"SELECT DISTINCT model, input_hashes->>'$.agent_version' FROM runs "
+                         f"WHERE run_id IN {tuple(old)}") == [("agent:my_agent:run", v1)]  # fmt: skip
     last = init.stdout.strip().splitlines()[-1]
     assert last.startswith(
         f"next: nothing to review (run {old[0]} has no FAIL); lock it: traceladder baseline lock"
@@ -163,12 +196,8 @@ def test_baseline_init_locks_an_agent_from_three_runs_and_a_changed_version_fail
     baseline = json.loads((eval_dir / "baseline.json").read_text())
     assert baseline["model"] == "agent:my_agent:run" and baseline["input_hashes"]["agent_version"] == v1
 
-    (repo / "my_agent.py").write_text(V2)
-    _git(repo, "commit", "-qam", "v2: answer confirmations in middleware")
-    v2 = _git(repo, "rev-parse", "HEAD")
-    # One run of the changed version, beside the three it is compared with: the gate, given no
-    # --run, judges the store's latest run — this one.
-    new = _run(repo, lock_db)
+    # One run of the changed version (the fixture's), beside the three it is compared with: the
+    # gate, given no --run, judges the store's latest run — this one.
     gate = cli(
         "gate", "--db", str(lock_db), "--baseline", str(eval_dir / "baseline.json"), "--max-drop", "0.05"
     )

@@ -21,16 +21,19 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="session")
-def three_runs(tmp_path_factory):
+def three_runs(tmp_path_factory, faulty_suite):
     """Three evaluated sim:faulty runs (seeds 0, 1, 2) in one store, built once per test session
     (in-process: the runs are set-up, not the subject) and only read by the tests here; the
-    teardown checks nobody wrote to it."""
+    teardown checks nobody wrote to it. Seed 0 is a copy of the session's shared `faulty_suite`
+    store (the same `run --seed 0`, already evaluated), so only seeds 1 and 2 are run here."""
     folder = session_folder(tmp_path_factory) / "three-runs"
     db = folder / "store.duckdb"
+    seed_zero_db, seed_zero = faulty_suite
 
     def build():
-        runs = []
-        for seed in ("0", "1", "2"):
+        shutil.copyfile(seed_zero_db, db)
+        runs = [out_values(seed_zero)["run_id"]]
+        for seed in ("1", "2"):
             result = cli_in_process("run", "--seed", seed, "--db", str(db), "--no-report")
             assert result.returncode == 0, result.stderr
             runs.append(out_values(result)["run_id"])
