@@ -261,8 +261,11 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
         try:
             conn = duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() + pause > deadline:
+            # the last try is at the deadline, not a pause before it: "waited 1s" means a second
+            left = deadline - time.monotonic()
+            if "lock" not in str(exc).lower() or left <= 0:
                 raise _open_error(path, exc) from None
+            pause = min(pause, left)
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {path} as a DuckDB store: {first_line(exc)}") from None
         else:
