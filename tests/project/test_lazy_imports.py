@@ -56,7 +56,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "workflows/evaluate.py": (4, "the shard executor and span sources only for evaluate --source/--dask"),
     "workflows/gate_run.py": (5, "the report builder, baseline and PR comment only for --junit/--baseline"),
     "workflows/report_files.py": (
-        9,
+        8,
         "rich, renderers for the format asked; conventions with conversations; the domain "
         "registry only for a run that names a domain",
     ),

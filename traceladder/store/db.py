@@ -171,17 +171,14 @@ class Store:
         finally:
             with self.lock:
                 self._caps.remove(cap)
-                # DuckDB's defaults come back by RESET; an outer cap by what it asked for
-                if outer is None:
-                    self.conn.execute("RESET memory_limit")
-                    self.conn.execute("RESET threads")
-                else:
-                    limit_before, threads_before = outer
-                    self.conn.execute(f"SET memory_limit = '{limit_before}'")
-                    if threads_before is None:
-                        self.conn.execute("RESET threads")
-                    else:
-                        self.conn.execute(f"SET threads = {int(threads_before)}")
+                # an outer cap comes back as it was asked for; DuckDB's defaults by RESET
+                limit_before, threads_before = outer or (None, None)
+                self.conn.execute(
+                    "RESET memory_limit" if limit_before is None else f"SET memory_limit = '{limit_before}'"
+                )
+                self.conn.execute(
+                    "RESET threads" if threads_before is None else f"SET threads = {int(threads_before)}"
+                )
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
@@ -53,6 +53,9 @@ from traceladder.store.run_report import (
     run_header,
     scope_of_run,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMATS = ("text", "json", "junit")
 JUDGE_RUNG = "judge"  # evaluate.rungs.judge.NAME, named here so a report does not import the ladder
@@ -273,12 +276,10 @@ def junit_chunks(opened: RunReport) -> Iterator[str]:
 def text_of(opened: RunReport) -> str:
     """The terminal rendering as plain text (for --output): the validated summary and the first
     failing traces."""
-    from rich.console import Console
-
     from traceladder.report.terminal import render_text
 
     check_head(opened.head)
-    console = Console(record=True, width=120, file=io.StringIO(), emoji=False)
+    console = _recording_console()
     render_text(
         opened.head,
         console,
@@ -318,13 +319,19 @@ def render(report: ReportV1, fmt: str) -> str:
         from traceladder.report.junit import render_junit
 
         return render_junit(report)
-    from rich.console import Console
-
     from traceladder.report.terminal import render_text
 
-    console = Console(record=True, width=120, file=io.StringIO(), emoji=False)
+    console = _recording_console()
     render_text(report, console)
     return console.export_text()
+
+
+def _recording_console() -> Console:
+    """The terminal rendering recorded as plain text, 120 columns, data's emoji codes as written
+    (as `cli/console.py`'s console prints them)."""
+    from rich.console import Console  # with the text format only: `gate` without --junit needs none
+
+    return Console(record=True, width=120, file=io.StringIO(), emoji=False)
 
 
 def report_path_for(db: Path, run_id: str) -> Path:
