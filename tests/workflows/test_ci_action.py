@@ -42,18 +42,27 @@ def _lock_command(next_line: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def locked(tmp_path_factory):
-    """`baseline init` (three sim:faulty runs), the review classified, locked as it said."""
+    """`baseline init` (three sim:faulty runs), the review classified, locked as it said.
+
+    The lock is part of the fixture, not of the first test: every test of this module may run in
+    another xdist worker (worksteal moves tests), where the fixture is built anew."""
     folder = tmp_path_factory.mktemp("init")
     db = folder / "store.duckdb"
     done = cli(
         "baseline", "init", "--model", "sim:faulty", *CASE_ARGS, "--db", str(db), "--dir", "eval", cwd=folder
     )
     assert done.returncode == 0, done.stderr
-    return folder, db, done
+    review = json.loads((folder / "eval" / "review.json").read_text())
+    # Classify as the last line says, then run exactly the command it gave.
+    for item in review["reviews"]:
+        item["classification"] = "model_error"
+    (folder / "eval" / "review.json").write_text(json.dumps(review))
+    lock = cli(*_lock_command(done.stdout.strip().splitlines()[-1]), cwd=folder)
+    return folder, db, done, lock
 
 
 def test_baseline_init_runs_writes_and_says_what_to_review(locked):
-    folder, db, done = locked
+    folder, db, done, lock = locked
     said = _kv(done.stdout)
     run_ids = said["run_ids"].split(",")
     assert len(run_ids) == 3
@@ -71,17 +80,12 @@ def test_baseline_init_runs_writes_and_says_what_to_review(locked):
     assert said["review_path"] == "eval/review.json fails=2"
     last = done.stdout.strip().splitlines()[-1]
     assert "eval/review.json" in last and "model_error, judge_error, golden_error" in last
-    # Classify as the line says, then run exactly the command it gave.
-    for item in review["reviews"]:
-        item["classification"] = "model_error"
-    (folder / "eval" / "review.json").write_text(json.dumps(review))
-    lock = cli(*_lock_command(last), cwd=folder)
-    assert lock.returncode == 0, lock.stderr
+    assert lock.returncode == 0, lock.stderr  # the fixture ran the command that line gave
     assert (folder / "eval" / "baseline.json").exists() and "baseline_sha256=" in lock.stdout
 
 
 def test_baseline_init_refuses_before_running(locked, tmp_path):
-    folder, db, _ = locked
+    folder, db, _, _ = locked
     before = rows(db, "SELECT count(*) FROM runs")[0][0]
     again = cli(
         "baseline", "init", "--model", "sim:faulty", *CASE_ARGS, "--db", str(db), "--dir", "eval", cwd=folder
@@ -170,7 +174,7 @@ def run_action(workspace: Path, inputs: dict[str, str]):
 
 
 def _inputs(locked, **more):
-    folder, _, _ = locked
+    folder, _, _, _ = locked
     return {"model": "sim:faulty", "baseline": str(folder / "eval" / "baseline.json"), "install": "",
             "run-args": " ".join(CASE_ARGS), **more}  # fmt: skip
 
@@ -222,7 +226,7 @@ def test_action_says_not_comparable_for_another_model(locked, tmp_path):
 
 
 def test_gate_outputs_and_a_bad_github_output_path(locked, tmp_path):
-    folder, db, _ = locked
+    folder, db, _, _ = locked
     out = tmp_path / "out"
     done = cli("gate", "--db", str(db), "--min-pass-rate", "0.1", env={"GITHUB_OUTPUT": str(out)})
     assert done.returncode == 0, done.stderr
