@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -86,7 +87,8 @@ def test_d4_chain_span_tree_is_exact(retail):
         ),
     ]
     chat1, tool1, chat2, tool2, chat3, agent = (dict(s.attributes) for s in spans)
-    conv = "run-1/fc-d4-001/0"
+    conv = agent["gen_ai.conversation.id"]  # RUN/CASE/REPEAT/ATTEMPT, the attempt a fresh token
+    assert re.fullmatch(r"run-1/fc-d4-001/0/[0-9a-f]{8}", conv)
     assert agent == {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.provider.name": "traceladder.sim",

@@ -75,12 +75,15 @@ class _Plan:
     api_key: str | None
     timeout_s: float
     seed: int | None
+    user_model: str | None = None  # who plays goal cases' users (`--user-model`)
 
     def identity(self) -> dict[str, Any]:
-        """The configuration two runs must share to be comparable (the seed is sampling noise)."""
+        """The configuration two runs must share to be comparable (the seed is sampling noise).
+        The user model only when there is one, so a run without stays as it was hashed before."""
         return {
             "agent_kind": self.spec.kind, "agent_model": self.model,
             "base_url": redact_url(self.base_url), "case_timeout_s": self.timeout_s,
+            **({"user_model": self.user_model} if self.user_model else {}),
         }  # fmt: skip
 
     def recorded(self) -> dict[str, Any]:
@@ -125,8 +128,13 @@ def run_agent(store: Store, request: RunRequest, *, progress_for: ProgressFor = 
         run_id = new_run_id()
     # the user model is reached like the agent's model: `--base-url` as given (for a sim: model too)
     user_config = AgentConfig(plan.model, request_timeout_s=plan.timeout_s)
+    # a run recorded before the user model was kept (none in its configuration) takes the flag
     user_model = run_user_model(
-        request.user_model, request.base_url or plan.base_url, user_config, selected, domain
+        plan.user_model or request.user_model,
+        request.base_url or plan.base_url,
+        user_config,
+        selected,
+        domain,
     )
     sim = _sim(plan, suite.cases, domain)
     traces = CaseTraces(run_id)
@@ -250,7 +258,8 @@ def _plan(store: Store, request: RunRequest) -> _Plan:
         return _resumed_plan(store, request)
     spec = agent_spec(request.agent, request.agent_cmd, request.agent_version)
     domain = with_system_prompt(load_domain(request.domain or DEFAULT_DOMAIN), request.system_prompt)
-    return _model_plan(spec, domain, request.model, request.base_url, request.timeout_s, request.seed)
+    plan = _model_plan(spec, domain, request.model, request.base_url, request.timeout_s, request.seed)
+    return replace(plan, user_model=request.user_model)
 
 
 def _model_plan(
@@ -307,10 +316,15 @@ def _resumed_plan(store: Store, request: RunRequest) -> _Plan:
         fresh = agent_spec(target if kind == PYTHON else None, target if kind == COMMAND else None, None)
         spec = replace(spec, version=fresh.version)
     domain = load_domain(domain_name or request.domain or DEFAULT_DOMAIN)
+    recorded_user = raw.get("user_model")
+    if recorded_user and request.user_model not in (None, recorded_user):
+        raise UserError(
+            f"run {request.resume} used --user-model {recorded_user}; drop --user-model or pass that one"
+        )
     plan = _model_plan(
         spec, domain, raw["agent_model"], raw.get("base_url"), raw["case_timeout_s"], raw.get("sim_seed")
     )
-    return plan
+    return replace(plan, user_model=recorded_user)
 
 
 def _sim(plan: _Plan, cases: Sequence[Case], domain: Domain) -> SimModel | None:

@@ -86,6 +86,11 @@ def prepare_run(store: Store, request: RunRequest) -> PreparedRun:
         domain = with_system_prompt(load_domain(request.domain or DEFAULT_DOMAIN), request.system_prompt)
         choice = choose_model(request.model, request.base_url)
         config = _config(request, choice.model, choice.base_url)
+    if request.resume and config.user_model and request.user_model not in (None, config.user_model):
+        raise UserError(
+            f"run {request.resume} used --user-model {config.user_model}; drop --user-model or pass that one"
+        )
+    user_model = config.user_model or request.user_model  # a run recorded before it was kept takes the flag
     judge = resolve_judge(request.judge, simulated=is_sim(choice.model)) if request.evaluate else None
     # Read and validated once: the runner, the progress line and the evaluation take these cases.
     suite = read_valid_suite(suite_path(domain, request.cases_path), domain)
@@ -93,7 +98,7 @@ def prepare_run(store: Store, request: RunRequest) -> PreparedRun:
         case_ids=request.case_ids, dimensions=request.dimensions, repeat=request.repeat or 1,
         concurrency=request.concurrency, resume=request.resume, cases_path=request.cases_path, suite=suite,
         sim_delay_s=request.sim_delay_s, stop_after_errors=request.stop_after_errors,
-        user_model=request.user_model, user_base_url=request.base_url,
+        user_model=user_model, user_base_url=request.base_url,
     )  # fmt: skip
     return PreparedRun(
         choice, config, domain, suite, options, request.ladder, judge, request.evaluate, request.cases_path
@@ -187,6 +192,7 @@ def _config(request: RunRequest, model: str, base_url: str | None) -> AgentConfi
         token_param=request.token_param,
         retry=RetryPolicy(max_attempts=request.retry_attempts, base_delay_s=request.retry_base_delay_s),
         sim_seed=_seed(request) if model.startswith("sim:faulty") else None,
+        user_model=request.user_model,
     )
 
 

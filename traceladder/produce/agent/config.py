@@ -59,12 +59,18 @@ class AgentConfig:
     token_param: str = "auto"
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sim_seed: int | None = None  # sim:faulty only: which faults each case gets
+    # Who plays goal cases' users (`--user-model`). Recorded only when set, so the configuration
+    # (and its hash) of a run without one is what it was before this field existed.
+    user_model: str | None = None
 
     def recorded(self) -> dict[str, Any]:
         """The configuration as stored in `runs.config`: everything needed to resume the run, with
         the base URL redacted (credentials in a URL must not reach a row, a report or a baseline)."""
         redacted = redact_url(self.base_url)
-        return dict(asdict(self), base_url=redacted, base_url_redacted=redacted != self.base_url)
+        recorded = dict(asdict(self), base_url=redacted, base_url_redacted=redacted != self.base_url)
+        if self.user_model is None:
+            del recorded["user_model"]
+        return recorded
 
     def identity(self) -> dict[str, Any]:
         """The configuration that makes two runs comparable, hashed into the input hashes.

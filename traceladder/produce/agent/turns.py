@@ -24,11 +24,12 @@ PlayTurn = Callable[[int, Turn], "AgentOutcome"]
 
 
 def conversation_id(run_id: str, case: Case, repeat: int) -> str:
-    """The `gen_ai.conversation.id` of one case run: `RUN/CASE/REPEAT`, and for a multi-turn case
-    `RUN/CASE/REPEAT/ATTEMPT` (a fresh token per attempt): a stopped attempt's turns stay in the
-    store unjudged, and must not join the conversation `--resume` plays again."""
-    base = f"{run_id}/{case.id}/{repeat}"
-    return f"{base}/{secrets.token_hex(4)}" if case.conversational else base
+    """The `gen_ai.conversation.id` of one case run: `RUN/CASE/REPEAT/ATTEMPT` (a fresh token per
+    attempt). A stopped attempt's traces stay in the store unjudged, and must not join the
+    conversation `--resume` plays again — for a single-turn case too: killed mid-case, its partial
+    trace and the resumed one would otherwise be one two-trace conversation, judged NOT_EVALUATED
+    for the turn no case run owns."""
+    return f"{run_id}/{case.id}/{repeat}/{secrets.token_hex(4)}"
 
 
 def play_turns(case: Case, play: PlayTurn) -> AgentOutcome:

@@ -110,11 +110,6 @@ class Case:
         """Scripted turns, each judged against its own golden calls."""
         return bool(self.turns)
 
-    @property
-    def conversational(self) -> bool:
-        """Played as a conversation of several traces: scripted turns or a user goal."""
-        return bool(self.turns) or self.goal is not None
-
     @staticmethod
     def from_record(record: dict[str, Any]) -> Case:
         """Build from a validated CaseV1 or MultiTurnCaseV1 record (validate first: this does
