@@ -20,6 +20,6 @@ def run(case):
         if not message.tool_calls:
             return message.content
         for call in message.tool_calls:
-            result = case.call_tool(call.function.name, call.function.arguments)
+            result = case.call_tool(call.function.name, call.function.arguments, call.id)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
     return json.dumps({"error": "no answer after 8 model requests"})

@@ -14,9 +14,13 @@ class ToolCallRequest:
 
     `raw_arguments` is the model's exact argument text; when a server sent an object instead of a
     JSON string we serialise it once here, and record that it arrived as an object.
+    `call_id` is None only for an agent under test's call executed without the model's call id
+    (`case.call_tool(name, arguments)`): its span then names none, and the extraction pairs it
+    with the model's call by tool and arguments (`execution_pairing`) instead of by an invented id
+    no model call has.
     """
 
-    call_id: str
+    call_id: str | None
     name: str
     raw_arguments: str
     arguments_were_object: bool

@@ -37,12 +37,13 @@ def execute_tool_call(
     attrs: dict[str, Any] = {
         sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL,
         sc.TOOL_NAME: call.name,
-        sc.TOOL_CALL_ID: call.call_id,
         sc.TOOL_TYPE: "function",
         sc.CONVERSATION_ID: conversation,
         # The model's raw text, even when it is not valid JSON: that is evidence for rung 1.
         sc.TOOL_CALL_ARGUMENTS: call.raw_arguments,
     }
+    if call.call_id is not None:
+        attrs[sc.TOOL_CALL_ID] = call.call_id
     if call.name in descriptions:
         attrs[sc.TOOL_DESCRIPTION] = descriptions[call.name]
     with timed_span(tracer, f"execute_tool {call.name}", SpanKind.INTERNAL, attrs, clock) as span:

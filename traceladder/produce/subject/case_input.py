@@ -60,9 +60,11 @@ class AgentCase:
         """The user's message this call answers: the latest (a single-turn case: its only)."""
         return self.messages[-1]["content"]
 
-    def call_tool(self, name: str, arguments: Any) -> str:
-        """Run one tool call in the case's sandbox; `arguments` is JSON text or an object."""
-        return self._toolbox.call(name, arguments)
+    def call_tool(self, name: str, arguments: Any, call_id: str | None = None) -> str:
+        """Run one tool call in the case's sandbox; `arguments` is JSON text or an object,
+        `call_id` the model's id for the call (optional: without it the execution is paired with
+        the model's call by tool and arguments)."""
+        return self._toolbox.call(name, arguments, call_id)
 
     def to_json(self) -> dict[str, Any]:
         """The case as a command agent reads it on stdin (no key: that is in its environment)."""

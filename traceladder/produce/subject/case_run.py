@@ -138,8 +138,7 @@ def _run_turn(
     with timed_span(
         s.tracer, f"invoke_agent {s.spec.subject}", SpanKind.INTERNAL, attrs, time.time_ns
     ) as root:
-        prefix = "" if turn is None else f"t{turn}_"
-        toolbox = ToolBox(s.domain, sandbox, s.tracer, conversation, root, id_prefix=prefix)
+        toolbox = ToolBox(s.domain, sandbox, s.tracer, conversation, root)
         ctx = root.get_span_context()
         trace_id = format(ctx.trace_id, "032x")
         s.traces.add(case.id, repeat, CaseRoot(trace_id, format(ctx.span_id, "016x")), turn or 0)

@@ -159,15 +159,20 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             request = json.loads(body)
-            name, arguments = request["name"], request.get("arguments", "{}")
+            name, arguments, call_id = request["name"], request.get("arguments", "{}"), request.get("call_id")
             if not isinstance(name, str):
                 raise TypeError("name is not a string")
+            if call_id is not None and not isinstance(call_id, str):
+                raise TypeError("call_id is not a string")
         except (ValueError, KeyError, TypeError) as exc:
-            message = f'send {{"name": TOOL, "arguments": JSON text or object}} ({type(exc).__name__}: {exc})'
+            message = (
+                'send {"name": TOOL, "arguments": JSON text or object, "call_id": the model\'s id '
+                f"(optional)}} ({type(exc).__name__}: {exc})"
+            )
             self._json(400, {"error": {"message": message}})
             return
         try:
-            content = toolbox.call(name, arguments, request.get("call_id"))
+            content = toolbox.call(name, arguments, call_id)
         except CaseEnded as exc:
             self._json(409, {"error": {"message": str(exc)}})
             return

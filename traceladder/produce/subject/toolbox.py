@@ -9,7 +9,6 @@ raises `CaseEnded`, and changes nothing.
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
@@ -41,13 +40,8 @@ class ToolBox:
         conversation: str,
         root: Span | None = None,
         clock: Callable[[], int] = time.time_ns,
-        *,
-        id_prefix: str = "",
     ) -> None:
         self.sandbox = sandbox
-        # A call the agent gives no id is `call_{id_prefix}{n}`: one turn of a multi-turn case
-        # passes `t{turn}_`, so no id repeats across the conversation's turns.
-        self._id_prefix = id_prefix
         self._root = root
         self._tracer = tracer
         self._conversation = conversation
@@ -55,14 +49,16 @@ class ToolBox:
         self._descriptions = {
             t["function"]["name"]: t["function"].get("description", "") for t in domain.tools
         }
-        self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._ended = False
         self.calls = 0
 
     def call(self, name: str, arguments: Any, call_id: str | None = None) -> str:
         """Execute one call and return the result text (a JSON error object for a failed call).
-        `arguments`: the JSON text as the model sent it, or an object (serialised once here)."""
+        `arguments`: the JSON text as the model sent it, or an object (serialised once here).
+        `call_id`: the model's id for the call, when the agent passes it. None is recorded as no
+        id — never an invented one, which no model call would have: an instrumented agent's
+        model call and this execution would then be read as two calls."""
         if not isinstance(name, str):
             raise TypeError(f"call_tool: the tool name must be a string, not {type(name).__name__}")
         raw = arguments if isinstance(arguments, str) else _json_text(arguments)
@@ -70,10 +66,7 @@ class ToolBox:
             if self._ended:
                 raise CaseEnded(f"call_tool({name!r}) after the case ended; nothing was executed")
             self.calls += 1
-            number = next(self._ids)
-        call = ToolCallRequest(
-            call_id or f"call_{self._id_prefix}{number}", name, raw, not isinstance(arguments, str)
-        )
+        call = ToolCallRequest(call_id or None, name, raw, not isinstance(arguments, str))
         own = _agents_tool_span(name)
         if own is not None:
             # The agent's instrumentation already opened an execute_tool span for this call
