@@ -1,3 +1,3 @@
-from traceladder.cli.main import main
+from traceladder.cli.entry import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

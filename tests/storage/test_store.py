@@ -262,3 +262,25 @@ def test_a_memory_cap_restores_exactly_what_was_there_however_often_it_is_set(tm
                     assert settings(store) == capped_inside
             assert capped(store, lambda: 1) == 1
         assert settings(store) == default
+
+
+def test_a_kept_memory_cap_holds_for_the_store_and_caps_inside_come_back_to_it(tmp_path):
+    """A report caps DuckDB for the rest of its store's life (`keep_memory_limit`): the caps a
+    batch or a partition sets inside come back to it, a cap of the memory alone leaves the threads
+    as they were, and nothing restores DuckDB's defaults before the store closes."""
+    from traceladder.store.run_report import capped
+
+    def settings(store):
+        return store.fetchall("SELECT current_setting('memory_limit'), current_setting('threads')")[0]
+
+    with Store(tmp_path / "s.duckdb") as store:
+        default = settings(store)
+        store.keep_memory_limit("256MB", threads=1)
+        kept = settings(store)
+        assert kept != default and kept[1] == 1
+        for _ in range(3):
+            assert capped(store, lambda: settings(store)) != kept
+            assert settings(store) == kept
+            with store.memory_limit("128MB"):
+                assert settings(store)[1] == 1  # the threads as the kept cap set them
+            assert settings(store) == kept

@@ -64,9 +64,19 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command `argv` names (default: this process's arguments); its exit code."""
+    return run_command(parse_command(argv))
+
+
+def parse_command(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """`argv`'s command and options, its command's module imported (`SystemExit` for a usage
+    error, --help and --version)."""
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    return build_parser(argv).parse_args(argv)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """The parsed command's handler run; its exit code."""
     # Restored on the way out: a SIGTERM after `main` returned (interpreter shutdown) must not
     # raise Interrupted outside this handler, and a caller running commands in-process (the tests)
     # keeps its own disposition.

@@ -161,24 +161,43 @@ class Store:
             return
         with self.lock:
             outer = self._caps[-1] if self._caps else None
-            self.conn.execute(f"SET memory_limit = '{limit}'")
-            if threads is not None:
-                self.conn.execute(f"SET threads = {int(threads)}")
-            cap = (limit, threads if threads is not None else outer and outer[1])
-            self._caps.append(cap)
+            cap = self._set_caps(limit, threads, outer)
         try:
             yield
         finally:
             with self.lock:
                 self._caps.remove(cap)
-                # an outer cap comes back as it was asked for; DuckDB's defaults by RESET
+                # an outer cap comes back as it was asked for; DuckDB's defaults by RESET. Threads
+                # this cap left as they were need nothing back.
                 limit_before, threads_before = outer or (None, None)
                 self.conn.execute(
                     "RESET memory_limit" if limit_before is None else f"SET memory_limit = '{limit_before}'"
                 )
-                self.conn.execute(
-                    "RESET threads" if threads_before is None else f"SET threads = {int(threads_before)}"
-                )
+                if threads is not None:
+                    self.conn.execute(
+                        "RESET threads" if threads_before is None else f"SET threads = {int(threads_before)}"
+                    )
+
+    def keep_memory_limit(self, limit: str, *, threads: int | None = None) -> None:
+        """`memory_limit`'s caps for the rest of this store's life, never restored: for a command
+        that opened the store for one bounded read and closes it after (asked before any
+        `memory_limit`). A `memory_limit` inside comes back to these; closing the store restores
+        nothing (two statements a report paid for a connection about to end, decision 762)."""
+        if str(self.path) == ":memory:":
+            return
+        with self.lock:
+            self._set_caps(limit, threads, self._caps[-1] if self._caps else None)
+
+    def _set_caps(
+        self, limit: str, threads: int | None, outer: tuple[str, int | None] | None
+    ) -> tuple[str, int | None]:
+        """Set DuckDB's memory limit (and threads, when given) and record the cap, innermost last."""
+        self.conn.execute(f"SET memory_limit = '{limit}'")
+        if threads is not None:
+            self.conn.execute(f"SET threads = {int(threads)}")
+        cap = (limit, threads if threads is not None else outer and outer[1])
+        self._caps.append(cap)
+        return cap
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -11,8 +11,7 @@ Storage only: rows and counts, never the ladder or a document (`report.build` sh
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,36 +19,49 @@ import duckdb
 
 from traceladder.errors import UserError
 from traceladder.store.case_level import case_level
+from traceladder.store.conversation_report import conversation_counts
 from traceladder.store.db import Store
 from traceladder.store.run_report import REPORT_ORDER, WITH_TURN, Scope, capped
 
+# What the store holds of the tables only some stores fill, in one statement: multi-turn case runs
+# (`case_turns`), judge verdicts (`trace_judgments`) and conversations of several turns (a turn
+# past the first). A summary asks its own question of each only when the store holds any: each
+# asks it of the scope's traces (a join built on them), ~2-4 ms of a 10k report's start-up for an
+# answer a store without such rows knows at once (decision 760).
+_HOLDS = """
+SELECT EXISTS (SELECT 1 FROM case_turns), EXISTS (SELECT 1 FROM trace_judgments),
+       EXISTS (SELECT 1 FROM conversations WHERE turn > 0)
+"""
 # Whether any trace of the scope is a turn of a multi-turn case: `case_turns` (one row per turn
-# played, small) is the side the join hashes, and a store without turns answers at once.
-_HAS_TURNS = "SELECT EXISTS (SELECT 1 FROM case_turns WHERE trace_id IN (SELECT trace_id FROM scoped))"
+# played, small) is the side the join hashes.
+_HAS_TURNS = "SELECT EXISTS (SELECT 1 FROM case_turns WHERE trace_id IN (SELECT trace_id FROM {scoped}))"
 
 
-@contextmanager
-def _scoped(store: Store, scope: Scope) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The connection, under the store's lock, with `scoped` (the scope's `trace_results` rows),
-    `scope_traces` (their ids) and `scored` (its case runs, `store.case_level`) as views.
+@dataclass(frozen=True)
+class _Relations:
+    """The SQL relations a summary reads, as text inlined where each is read (temporary views
+    cost two statements each, to create and to drop, ~1 ms apiece on a report's start-up):
+    `scoped`, the scope's `trace_results` rows; `scored`, its case runs (`store.case_level`);
+    `judgments` and `conversations`: whether the store holds any judge verdict, or any
+    conversation a report shows (one of several turns, or a multi-turn case run).
 
     A scope none of whose traces is a turn of a multi-turn case has one case run per trace, so
     `scored` is then `scoped` itself: the case-level relation (windowed joins over `case_turns`
     and the conversations) costs each query that reads it ~15 ms even at 10k traces, for rows
     identical to the scope's (decision 601)."""
-    with store.lock:
-        conn = store.conn
-        conn.execute(f"CREATE OR REPLACE TEMP VIEW scoped AS SELECT * FROM {scope.rows}")
-        conn.execute("CREATE OR REPLACE TEMP VIEW scope_traces AS SELECT trace_id FROM scoped")
-        turns = conn.execute(_HAS_TURNS).fetchall()[0][0]
-        scored = case_level("scoped") if turns else "SELECT * FROM scoped"
-        conn.execute(f"CREATE OR REPLACE TEMP VIEW scored AS {scored}")
-        try:
-            yield conn
-        finally:
-            conn.execute("DROP VIEW IF EXISTS scored")
-            conn.execute("DROP VIEW IF EXISTS scope_traces")
-            conn.execute("DROP VIEW IF EXISTS scoped")
+
+    scoped: str
+    scored: str
+    judgments: bool
+    conversations: bool
+
+
+def _relations(conn: duckdb.DuckDBPyConnection, scope: Scope) -> _Relations:
+    any_turns, judgments, conversations = conn.execute(_HOLDS).fetchall()[0]
+    scoped = scope.rows
+    turns = bool(any_turns) and bool(conn.execute(_HAS_TURNS.format(scoped=scoped)).fetchall()[0][0])
+    scored = f"({case_level(scoped)})" if turns else scoped
+    return _Relations(scoped, scored, bool(judgments), bool(conversations or any_turns))
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,8 @@ class Aggregates:
     judge's figures (see `_JUDGMENTS`), None when the scope has no judgment; `failing`: the first
     `failing_limit` FAIL or AGENT_ERROR results in report order, and `failing_count` all of them.
     Every figure but the last counts case runs (`scored`: a multi-turn case run once);
-    `trace_verdicts` counts each judged trace (each turn its own), as JUnit lists them.
+    `trace_verdicts` counts each judged trace (each turn its own), as JUnit lists them;
+    `conversations`: verdict → the conversations a report shows (`store.conversation_report`).
     """
 
     verdicts: list[tuple[str | None, str, int]]
@@ -82,6 +95,7 @@ class Aggregates:
     failing_count: int
     evaluator_version: str | None
     trace_verdicts: dict[str, int] = field(default_factory=dict)
+    conversations: dict[str, int] = field(default_factory=dict)
 
 
 # The case-level counts, one scan of `scored` (the case-level relation is a union of windowed
@@ -92,7 +106,7 @@ class Aggregates:
 _CASE_COUNTS = """
 SELECT CASE grouping(dimension, failure_class, settled) WHEN 3 THEN 0 WHEN 5 THEN 1 ELSE 2 END AS kind,
        dimension, verdict, failure_class, settled, count(*), verdict IN ('FAIL', 'AGENT_ERROR') AS failing
-FROM (SELECT dimension, verdict, failure_class, settled_at::VARCHAR AS settled FROM scored)
+FROM (SELECT dimension, verdict, failure_class, settled_at::VARCHAR AS settled FROM {scored})
 GROUP BY GROUPING SETS ((dimension, verdict), (verdict, failure_class), (verdict, settled))
 HAVING grouping(dimension, failure_class, settled) = 3
     OR (verdict = 'FAIL' AND (grouping(dimension, failure_class, settled) = 5 OR settled IS NOT NULL))
@@ -100,12 +114,12 @@ HAVING grouping(dimension, failure_class, settled) = 3
 # The case ids (trace ids for traces with no case) of the FAILs of the `top` classes, in one scan.
 _CLASS_CASES = """
 SELECT failure_class, list(DISTINCT coalesce(case_id, trace_id) ORDER BY coalesce(case_id, trace_id))
-FROM scored WHERE verdict = 'FAIL'
+FROM {scored} WHERE verdict = 'FAIL'
     AND (list_contains($classes::VARCHAR[], failure_class) OR ($with_null AND failure_class IS NULL))
 GROUP BY 1
 """
 # The per-trace tables (findings, rung_results) are joined with the scope one partition of its
-# traces at a time (`part_traces`: trace_id, verdict; `_PARTITION_TRACES` a partition): a join's
+# traces at a time (`{part}`: trace_id, verdict; `_PARTITION_TRACES` a partition): a join's
 # hash table holds the partition's trace ids, so the summary's memory does not grow with the run
 # (decision 350). Every figure below is additive over partitions of traces.
 #
@@ -113,7 +127,7 @@ GROUP BY 1
 # any). A finding without a tool (a rung-3 order problem) implicates none.
 _TOOLS = """
 SELECT f.tool, count(DISTINCT f.trace_id) FROM findings f
-SEMI JOIN (SELECT trace_id FROM part_traces WHERE verdict = 'FAIL') s USING (trace_id)
+SEMI JOIN (SELECT trace_id FROM {part} WHERE verdict = 'FAIL') s USING (trace_id)
 WHERE coalesce(f.tool, '') <> '' AND ($known IS NULL OR list_contains($known, f.tool))
 GROUP BY 1
 """
@@ -124,7 +138,7 @@ GROUP BY 1
 _SCORES = """
 SELECT rung_name, e.key, sum(e.value), count(e.value), min(rung), min(list_position(keys, e.key)) FROM (
     SELECT rung, rung_name, map_keys(scores) AS keys, unnest(map_entries(scores)) AS e
-    FROM rung_results SEMI JOIN (SELECT trace_id FROM part_traces WHERE verdict IN ('PASS', 'FAIL')) s
+    FROM rung_results SEMI JOIN (SELECT trace_id FROM {part} WHERE verdict IN ('PASS', 'FAIL')) s
         USING (trace_id)
     WHERE scores IS NOT NULL
 )
@@ -132,15 +146,20 @@ WHERE e.value IS NOT NULL
 GROUP BY rung_name, e.key
 """
 _LADDER = """
-SELECT rung_name, min(rung), status, count(*) FROM rung_results SEMI JOIN part_traces USING (trace_id)
+SELECT rung_name, min(rung), status, count(*) FROM rung_results SEMI JOIN {part} USING (trace_id)
 GROUP BY rung_name, status
 """
 # The trace-level counts, one scan of `scoped`: each verdict's traces (grouping set 1) and the
-# verdicts each rung settled (set 0).
+# verdicts each rung settled (set 0); with each verdict's least and greatest evaluator version and
+# how many traces name one: when every trace names the same, that is the first result's, and the
+# summary needs no top-N of the scope in report order to find it (~2 ms at 10k, 4 at 100k).
 _TRACE_COUNTS = """
-SELECT grouping(settled_by), settled_by, verdict, count(*) FROM scoped
+SELECT grouping(settled_by), settled_by, verdict, count(*),
+       min(evaluator_version), max(evaluator_version), count(evaluator_version)
+FROM {scoped}
 GROUP BY GROUPING SETS ((settled_by, verdict), (verdict))
 """
+_FIRST_VERSION = "SELECT evaluator_version FROM {scoped} ORDER BY case_id, repeat_index, trace_id LIMIT 1"
 _PARTITION_TRACES = 100_000
 # Partitions are joined under `run_report.READ_MEMORY` (`capped`): 100k traces fit in it.
 # Rung 5's figures: what the judge decided per outcome, and what the charged ones (judged or
@@ -160,7 +179,7 @@ SELECT count(*) AS survivors,
        sum(cost_usd) FILTER (WHERE outcome IN ('judged', 'error')
            AND (coalesce(input_tokens, 0) <> 0 OR coalesce(output_tokens, 0) <> 0)) AS cost_usd,
        list(DISTINCT judge_model ORDER BY judge_model) AS models
-FROM trace_judgments SEMI JOIN scope_traces USING (trace_id)
+FROM trace_judgments SEMI JOIN (SELECT trace_id FROM {scoped}) s USING (trace_id)
 """
 _FAILING_COLUMNS = (
     "case_id",
@@ -175,7 +194,7 @@ _FAILING_COLUMNS = (
 _FAILING = f"""
 SELECT s.case_id, s.repeat_index, s.trace_id, s.verdict, s.failure_class AS taxonomy, s.settled_at,
        s.explanation, ct.turn
-FROM scored s {WITH_TURN} WHERE s.verdict IN ('FAIL', 'AGENT_ERROR')
+FROM {{scored}} s {WITH_TURN} WHERE s.verdict IN ('FAIL', 'AGENT_ERROR')
 ORDER BY {REPORT_ORDER} LIMIT $limit
 """
 
@@ -191,10 +210,12 @@ def aggregates(
 ) -> Aggregates:
     """The summary figures of `scope` (see `Aggregates`); `known_tools` limits the implicated
     tools to these names (empty: any tool a finding names)."""
-    with _scoped(store, scope) as conn:
+    with store.lock:
+        conn = store.conn
+        rel = _relations(conn, scope)
 
         def rows(sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-            return conn.execute(sql, params).fetchall()
+            return conn.execute(sql.format(scoped=rel.scoped, scored=rel.scored), params).fetchall()
 
         counts = _case_counts(rows(_CASE_COUNTS))
         classes = counts.classes
@@ -202,24 +223,30 @@ def aggregates(
         wanted = {"classes": [c for c in ranked if c is not None], "with_null": None in ranked}
         found = dict(rows(_CLASS_CASES, wanted)) if ranked else {}
         class_cases = {cls: list(found.get(cls) or []) for cls in ranked}
-        tools, scores, ladder = _per_trace_figures(store, conn, len(scope), list(known_tools) or None)
-        judged = rows(_JUDGMENTS)[0]
+        tools, scores, ladder = _per_trace_figures(store, rel.scoped, len(scope), list(known_tools) or None)
+        judged = rows(_JUDGMENTS)[0] if rel.judgments else (0,)
         names = ("survivors", "cache_hits", "errors", "over_budget", "no_answer", "judge_calls",
                  "input_tokens", "output_tokens", "priced", "cost_usd", "models")  # fmt: skip
         judgments = dict(zip(names, judged, strict=True)) if judged[0] else None
         failing = [
             dict(zip(_FAILING_COLUMNS, r, strict=True)) for r in rows(_FAILING, {"limit": failing_limit})
         ]
-        version = rows(
-            "SELECT evaluator_version FROM scoped ORDER BY case_id, repeat_index, trace_id LIMIT 1"
-        )
         settled: list[tuple[str, str, int]] = []
         trace_verdicts: dict[str, int] = {}
-        for by_verdict, name, verdict, n in rows(_TRACE_COUNTS):
+        versions: set[str] = set()  # the least and greatest version of each verdict's traces
+        unnamed = 0  # traces that name no version
+        for by_verdict, name, verdict, n, least, greatest, named in rows(_TRACE_COUNTS):
             if by_verdict:
                 trace_verdicts[verdict] = int(n)
+                versions.update(v for v in (least, greatest) if v is not None)
+                unnamed += int(n) - int(named)
             elif name is not None:
                 settled.append((name, verdict, int(n)))
+        if not versions or (len(versions) == 1 and not unnamed):  # one answer, whichever is first
+            version = versions.pop() if versions else None
+        else:
+            version = rows(_FIRST_VERSION)[0][0]
+        conversations = conversation_counts(store, rel.scoped) if rel.conversations else {}
         return Aggregates(
             verdicts=counts.verdicts,
             classes=classes,
@@ -233,8 +260,9 @@ def aggregates(
             judgments=judgments,
             failing=failing,
             failing_count=counts.failing_count,
-            evaluator_version=version[0][0] if version else None,
+            evaluator_version=version,
             trace_verdicts=trace_verdicts,
+            conversations=conversations,
         )
 
 
@@ -264,38 +292,34 @@ def _case_counts(found: list[tuple[Any, ...]]) -> _CaseCounts:
 
 
 def _per_trace_figures(
-    store: Store, conn: duckdb.DuckDBPyConnection, size: int, known: list[str] | None
+    store: Store, scoped: str, size: int, known: list[str] | None
 ) -> tuple[list[tuple[str, int]], list[tuple[str, str, float]], list[tuple[str, int, str, int]]]:
     """(tools, scores, ladder) of `Aggregates`, summed over partitions of the scope's traces (by
     a hash of the trace id), each joined with `findings` / `rung_results` on its own."""
-    return capped(store, lambda: _partitioned(conn, size, known))
+    return capped(store, lambda: _partitioned(store.conn, scoped, size, known))
 
 
 def _partitioned(
-    conn: duckdb.DuckDBPyConnection, size: int, known: list[str] | None
+    conn: duckdb.DuckDBPyConnection, scoped: str, size: int, known: list[str] | None
 ) -> tuple[list[tuple[str, int]], list[tuple[str, str, float]], list[tuple[str, int, str, int]]]:
     parts = max(1, -(-size // _PARTITION_TRACES))
     tools: dict[str, int] = {}
     scores: dict[tuple[str, str], list[Any]] = {}  # sum, count, rung, position
     ladder: dict[tuple[str, str], list[int]] = {}  # rung, traces
-    for part in range(parts):
-        conn.execute(
-            "CREATE OR REPLACE TEMP VIEW part_traces AS SELECT trace_id, verdict FROM scoped"
-            + (f" WHERE hash(trace_id) % {parts} = {part}" if parts > 1 else "")
+    for number in range(parts):
+        part = f"(SELECT trace_id, verdict FROM {scoped}" + (
+            f" WHERE hash(trace_id) % {parts} = {number})" if parts > 1 else ")"
         )
-        try:
-            for tool, n in conn.execute(_TOOLS, {"known": known}).fetchall():
-                tools[tool] = tools.get(tool, 0) + int(n)
-            for name, key, total, n, rung, pos in conn.execute(_SCORES).fetchall():
-                seen = scores.setdefault((name, key), [0.0, 0, rung, pos])
-                seen[0] += total
-                seen[1] += n
-                seen[2], seen[3] = min(seen[2], rung), min(seen[3], pos)
-            for name, rung, status, n in conn.execute(_LADDER).fetchall():
-                count = ladder.setdefault((name, status), [rung, 0])
-                count[0], count[1] = min(count[0], rung), count[1] + int(n)
-        finally:
-            conn.execute("DROP VIEW IF EXISTS part_traces")
+        for tool, n in conn.execute(_TOOLS.format(part=part), {"known": known}).fetchall():
+            tools[tool] = tools.get(tool, 0) + int(n)
+        for name, key, total, n, rung, pos in conn.execute(_SCORES.format(part=part)).fetchall():
+            seen = scores.setdefault((name, key), [0.0, 0, rung, pos])
+            seen[0] += total
+            seen[1] += n
+            seen[2], seen[3] = min(seen[2], rung), min(seen[3], pos)
+        for name, rung, status, n in conn.execute(_LADDER.format(part=part)).fetchall():
+            count = ladder.setdefault((name, status), [rung, 0])
+            count[0], count[1] = min(count[0], rung), count[1] + int(n)
     ordered = sorted(scores.items(), key=lambda kv: (kv[1][2], kv[0][0], kv[1][3], kv[0][1]))
     return (
         list(tools.items()),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,19 +77,21 @@ def _run_report(
     store: Store, ask: ReportAsk, fmt: ReportFormat, stdout: TextIO, show_text: ShowText
 ) -> ReportDone:
     # The summary in SQL, the results a batch at a time, DuckDB's cache capped: memory does not
-    # grow with the run. (A page reads its evidence by its own queries, uncapped.)
-    with nullcontext() if fmt.page else store.memory_limit(REPORT_MEMORY, threads=1):
-        request = ReportRequest(store, ask.run_id or latest_run(store), compare_run=ask.compare)
-        if fmt is TEXT and not ask.output:
-            check_head(request.opened.head)  # the summary shown is the one a written report holds
-            show_text(request.opened)
-            return ReportDone(None)
-        path = ask.output or (_page_path(ask.db, request.run_id) if fmt.page else None)
-        if path is None:
-            for chunk in fmt.chunks(request):
-                stdout.write(chunk)
-        else:
-            write_chunks(path, fmt.chunks(request), "HTML report" if fmt is HTML else "report")
+    # grow with the run. (A page reads its evidence by its own queries, uncapped.) The store is
+    # closed once the report is written: its cap is never restored.
+    if not fmt.page:
+        store.keep_memory_limit(REPORT_MEMORY, threads=1)
+    request = ReportRequest(store, ask.run_id or latest_run(store), compare_run=ask.compare)
+    if fmt is TEXT and not ask.output:
+        check_head(request.opened.head)  # the summary shown is the one a written report holds
+        show_text(request.opened)
+        return ReportDone(None)
+    path = ask.output or (_page_path(ask.db, request.run_id) if fmt.page else None)
+    if path is None:
+        for chunk in fmt.chunks(request):
+            stdout.write(chunk)
+    else:
+        write_chunks(path, fmt.chunks(request), "HTML report" if fmt is HTML else "report")
     return ReportDone(path, page=fmt.page)
 
 

@@ -38,11 +38,7 @@ from traceladder.report.build import (
 from traceladder.report.conversations import conversation_block, conversation_entry
 from traceladder.report.documents import Conversation, ReportV1, Result
 from traceladder.schemas import SchemaViolation, require_valid, require_valid_part
-from traceladder.store.conversation_report import (
-    BATCH_CONVERSATIONS,
-    conversation_counts,
-    conversation_pages,
-)
+from traceladder.store.conversation_report import BATCH_CONVERSATIONS, conversation_pages
 from traceladder.store.db import Store
 from traceladder.store.report_summary import aggregates
 from traceladder.store.run_report import (
@@ -146,9 +142,8 @@ def report_of(
     )
     run = dict(run, evaluator_version=agg.evaluator_version)
     head = build_report(run, summary_of(agg, dimensions=dimensions), [])
-    conversations = conversation_counts(store, scope.rows)
-    if conversations:  # only a report with conversations has the block (older reports validate)
-        head["summary"]["conversations"] = conversation_block(conversations)
+    if agg.conversations:  # only a report with conversations has the block (older reports validate)
+        head["summary"]["conversations"] = conversation_block(agg.conversations)
     return RunReport(store, head, scope, agg.failing, agg.failing_count, agg.trace_verdicts)
 
 
