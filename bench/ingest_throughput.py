@@ -18,6 +18,10 @@ file in a child process (a temporary `git worktree`), so "faster than today" is 
 beside ours, in CPU per span, against the store's write floor (the decoded rows inserted as they
 are, one transaction a batch: what storing every span costs before anything is derived).
 
+With `--against REF`, serve's fold is also measured for this tree and for REF alike: the same receiver
+segments folded by each in child processes taking turns (this, REF, REF, this), each warmed by one
+request first, with the stage alone beside it; their means are the fold's before → after.
+
 The store anchor derives its calls in SQL from `execute_tool` spans alone, so it is compared with
 ingest's executed calls (0 must differ); the calls ingest reads from a chat span's output whose
 execution the workload cut off (the last call of some traces: status `unknown`, no result) are
@@ -413,9 +417,10 @@ class ChildFold(NamedTuple):
     stage_us: float  # the extraction stage alone over the same rows
 
 
-def _folds_against(ref: str, lines: list[bytes], tmp: Path, rounds: int = 2) -> list[ChildFold]:
+def _folds_against(ref: str, lines: list[bytes], tmp: Path, rounds: int = 4) -> list[ChildFold]:
     """Serve's fold measured the same way for this tree and for REF, in child processes taking
-    turns (this, REF, this, REF: the box's load moves): each copies the same receiver segments
+    turns (this, REF, REF, this, …: the box's load moves, and neither side always goes first, after
+    the other's writes to disk): each copies the same receiver segments
     (written once, here) beside a new store, folds one request first to warm up, then folds the
     rest with what was alive frozen out of the collector's scans, then runs the stage alone over
     the same rows. The in-process fold above is measured after this bench's other work; these
@@ -437,7 +442,8 @@ def _folds_against(ref: str, lines: list[bytes], tmp: Path, rounds: int = 2) -> 
     with checkout(ref) as tree:
         sides = {"this": side(ROOT, tmp / "pycache-this"), ref: side(tree, tmp / "pycache-ref")}
         for i in range(rounds):
-            for name, (cwd, env) in sides.items():
+            turn = list(sides.items())
+            for name, (cwd, env) in turn if i % 2 == 0 else turn[::-1]:  # ABBA: no side always first
                 work = tmp / f"fold-child-{i}-{name.replace('/', '_')}"
                 work.mkdir()
                 done = subprocess.run([sys.executable, "-c", _FOLD_CHILD, str(work), str(source / "spans"),
