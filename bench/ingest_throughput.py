@@ -18,6 +18,10 @@ file in a child process (a temporary `git worktree`), so "faster than today" is 
 beside ours, in CPU per span, against the store's write floor (the decoded rows inserted as they
 are, one transaction a batch: what storing every span costs before anything is derived).
 
+With `--against REF`, serve's fold is also measured for this tree and for REF alike: the same receiver
+segments folded by each in child processes taking turns (this, REF, REF, this), each warmed by one
+request first, with the stage alone beside it; their means are the fold's before → after.
+
 The store anchor derives its calls in SQL from `execute_tool` spans alone, so it is compared with
 ingest's executed calls (0 must differ); the calls ingest reads from a chat span's output whose
 execution the workload cut off (the last call of some traces: status `unknown`, no result) are
@@ -131,6 +135,7 @@ def run(args: argparse.Namespace) -> None:
             differ = differing_calls(store, Path(tmp) / "anchor.duckdb")
         decoders = _decoders(lines)
         today = _against(args.against, path, Path(tmp)) if args.against else None
+        folds = _folds_against(args.against, lines, Path(tmp)) if args.against else None
     print(f"naive (json_format + per-request insert), {sample_spans} spans: {naive_rate:,.0f} spans/s")
     print(
         f"decode only, the OTLP/JSON decoder:       {decode_rate:,.0f} spans/s  (x{decode_rate / naive_rate:.1f} naive)"
@@ -190,6 +195,8 @@ def run(args: argparse.Namespace) -> None:
             f"{args.against} ingest CPU per span: {today:.0f} us -> this: {ours_us:.0f} us ({today / ours_us:.2f}x faster)"
         )
         measure(f"ingest CPU per span vs {args.against}", today / ours_us, "x faster")
+    if folds is not None:
+        _report_folds(args.against, folds, anchor.write_us)
 
 
 class Anchor(NamedTuple):
@@ -364,6 +371,113 @@ def _against(ref: str, path: Path, tmp: Path) -> float:
                              env=env, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]  # fmt: skip
     spans, cpu = out.split()
     return float(cpu) / int(spans) * 1e6
+
+
+_FOLD_CHILD = """
+import gc, resource, shutil, sys
+from pathlib import Path
+import pyarrow as pa
+from traceladder.extract import STAGE
+from traceladder.store.db import Store
+from traceladder.store.derived import STORED_SPAN_COLUMNS, Batch, TraceRows
+from traceladder.store.fold import fold_pending, read_segment
+from traceladder.store.segments import pending, segment_root
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+def fold(source, db):
+    shutil.copytree(source, segment_root(db) / "spans")
+    rows = pa.concat_tables([read_segment(s) for s in pending(segment_root(db))])
+    with Store(db) as store:
+        gc.collect()
+        gc.freeze()
+        start = cpu()
+        result = fold_pending(store)
+        store.execute("CHECKPOINT")
+        used = cpu() - start
+        gc.unfreeze()
+    assert result.spans == rows.num_rows, result
+    return rows, used
+work = Path(sys.argv[1])
+fold(sys.argv[3], work / "warm.duckdb")  # imported and warmed: the write's first-use imports, the caches
+rows, used = fold(sys.argv[2], work / "fold.duckdb")
+empty = TraceRows(rows.schema.empty_table().select(list(STORED_SPAN_COLUMNS)), None)
+gc.collect()
+gc.freeze()
+start = cpu()
+STAGE.extract(Batch(rows, None, empty, None), "")
+stage = cpu() - start
+print(rows.num_rows, used, stage)
+"""
+
+
+class ChildFold(NamedTuple):
+    side: str  # "this" or the REF measured against
+    us: float  # CPU µs per span: `fold_pending` and the checkpoint
+    stage_us: float  # the extraction stage alone over the same rows
+
+
+def _folds_against(ref: str, lines: list[bytes], tmp: Path, rounds: int = 4) -> list[ChildFold]:
+    """Serve's fold measured the same way for this tree and for REF, in child processes taking
+    turns (this, REF, REF, this, …: the box's load moves, and neither side always goes first, after
+    the other's writes to disk): each copies the same receiver segments
+    (written once, here) beside a new store, folds one request first to warm up, then folds the
+    rest with what was alive frozen out of the collector's scans, then runs the stage alone over
+    the same rows. The in-process fold above is measured after this bench's other work; these
+    two sides are measured alike, so their ratio is the before → after."""
+    import shutil
+    import subprocess
+
+    from cli_startup import checkout, side  # noqa: PLC0415 - bench/cli_startup.py
+
+    source, warm = tmp / "fold-segments", tmp / "fold-warm"
+    for where, chunk in ((source, lines), (warm, lines[:1])):
+        writer = SegmentWriter(where)
+        for line in chunk:
+            table = decode_traces(line, "application/json").table
+            writer.write(
+                "spans", table.append_column("source", pa.array(["otlp"] * table.num_rows, pa.string()))
+            )
+    out = []
+    with checkout(ref) as tree:
+        sides = {"this": side(ROOT, tmp / "pycache-this"), ref: side(tree, tmp / "pycache-ref")}
+        for i in range(rounds):
+            turn = list(sides.items())
+            for name, (cwd, env) in turn if i % 2 == 0 else turn[::-1]:  # ABBA: no side always first
+                work = tmp / f"fold-child-{i}-{name.replace('/', '_')}"
+                work.mkdir()
+                done = subprocess.run([sys.executable, "-c", _FOLD_CHILD, str(work), str(source / "spans"),
+                                       str(warm / "spans")], cwd=cwd, env=env, capture_output=True, text=True,
+                                      check=True).stdout.strip().splitlines()[-1]  # fmt: skip
+                spans, fold, stage = done.split()
+                out.append(ChildFold(name, float(fold) / int(spans) * 1e6, float(stage) / int(spans) * 1e6))
+                shutil.rmtree(work)
+    return out
+
+
+def _report_folds(ref: str, folds: list[ChildFold], anchor_write_us: float) -> None:
+    """Each side's fold and stage, each turn, then the means as before → after."""
+    for f in folds:
+        print(
+            f"fold child ({f.side}): {f.us:.1f} CPU us per span = {f.us / anchor_write_us:.2f}x the anchor's write;"
+            f" stage alone {f.stage_us:.1f}, the rest {f.us - f.stage_us:.1f}"
+        )
+
+    def mean(name: str, field: str) -> float:
+        values = [getattr(f, field) for f in folds if f.side == name]
+        return sum(values) / len(values)
+
+    this, then = mean("this", "us"), mean(ref, "us")
+    this_stage, then_stage = mean("this", "stage_us"), mean(ref, "stage_us")
+    print(
+        f"{ref} -> this, serve's fold measured alike: {then:.1f} -> {this:.1f} CPU us per span"
+        f" ({then / this:.2f}x); stage {then_stage:.1f} -> {this_stage:.1f} ({then_stage / this_stage:.2f}x);"
+        f" rest {then - then_stage:.1f} -> {this - this_stage:.1f}"
+    )
+    measure(f"serve's fold vs {ref}, measured alike in child processes", then / this, "x faster")
+    measure(f"serve's fold: the extraction stage vs {ref}", then_stage / this_stage, "x faster")
+    measure("serve's fold in a child, CPU per span", this, "CPU us/span",
+            baseline=anchor_write_us, baseline_name="store anchor's write, no decode")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -34,3 +34,24 @@ def test_a_remembered_role_is_the_role_of_that_view_under_those_hooks() -> None:
         assert _role(tool, hooks) == TOOL
     assert _role(tool, nobody) is None
     assert _role(chat, hooks) == LLM
+
+
+def test_a_tool_span_s_execution_is_read_once_per_view_and_convention_while_roles_are_remembered() -> None:
+    """The conventions' collect and the reading pass both ask for a tool span's execution: read
+    once for that very view and convention, afresh for another view, another convention, or
+    outside `roles_remembered`."""
+    tool = _span("execute_tool")
+    decided = registry.role_of(tool)
+    assert decided is not None and decided[0] == TOOL
+    convention = decided[1]
+    openinference = next(c for c in registry.conventions() if c.name == "openinference")
+    renamed = replace(tool, attributes={**tool.attributes, "gen_ai.tool.name": "y"})
+    with registry.roles_remembered():
+        first = registry.execution_of(tool, convention)
+        assert first is not None and first.name == "x"
+        assert registry.execution_of(tool, convention) is first
+        again = registry.execution_of(renamed, convention)
+        assert again is not None and again.name == "y"
+        assert registry.execution_of(tool, openinference) is not first
+        assert registry.execution_of(tool, convention) == first  # one entry a view: read again
+    assert registry.execution_of(tool, convention) is not first

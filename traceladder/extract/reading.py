@@ -137,7 +137,7 @@ def read_trace(
             claims.append(Claim(span.span_id, span.name, convention.name, role))
             if role == TOOL:
                 tool_spans[span.span_id] = span
-                execution = convention.execution(span)
+                execution = registry.execution_of(span, convention)
                 if (execution is None or not execution.name) and span.span_id not in call_spans:
                     items.append(
                         Item(f"{span.name} (no tool name)", SPAN, span.span_id, frozenset(), frozenset())

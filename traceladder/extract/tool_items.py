@@ -332,6 +332,8 @@ def _flat_items(attrs: dict[str, Any], label: str, source: str, at: str, texts: 
             if not key_says and not seen.mentions:
                 continue  # names no tool call, as key or as text: nothing to look at
             unread = seen.unread
+        elif not isinstance(value, _STRUCTURED) and _group_of(key) is None:
+            continue  # a number, boolean or null under a key with no tool segment: not an item
         grouped = _group_of(key)
         if grouped is not None:
             groups.setdefault(grouped[0], {})[grouped[1]] = value

@@ -61,6 +61,10 @@ class Convention:
     # Attribute keys that make a span worth reading; a span with none of any convention's (and no
     # events) is skipped with one set operation.
     markers: ClassVar[frozenset[str]] = frozenset()
+    # The instrumentation scopes (`span.scope_name`) whose spans this convention reads; None: any.
+    # A convention that names them is not asked about another scope's spans by any hook of the
+    # extraction (`registry.for_scope`), so each of its hooks must answer "nothing here" for them.
+    scopes: ClassVar[frozenset[str] | None] = None
 
     def role(self, span: SpanView) -> Role | None:
         return None

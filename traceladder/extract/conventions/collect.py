@@ -85,14 +85,16 @@ class _Collector:
         if registry.simulated_user(span):
             self.skipped.add(span.span_id)  # a simulated user's request: nothing of it is the agent's
             return
-        hooks = self.hooks
-        if not span.events and span.attributes.keys().isdisjoint(hooks.markers):
+        if not span.events and span.attributes.keys().isdisjoint(self.hooks.markers):
             return
+        hooks = registry.for_scope(self.hooks, span.scope_name)
         start = span.start_ns or 0
         found = request_lists(span, hooks.request_definitions)
-        decided = registry.role_of(span, hooks)
+        decided = registry.role_of(span, self.hooks)  # the stage's hooks: its role is decided once
         role, convention = decided if decided is not None else (None, None)
-        execution = convention.execution(span) if role == TOOL and convention is not None else None
+        execution = None
+        if role == TOOL and convention is not None:
+            execution = registry.execution_of(span, convention)
         if execution is not None:
             for other in hooks.refine_execution:
                 execution = other.refine_execution(span, execution)

@@ -77,6 +77,7 @@ class GoogleADK(Convention):
     name = NAME
     precedence = 5
     markers = frozenset({RESPONSE_ATTR, REQUEST_ATTR})
+    scopes = frozenset({SCOPE})
 
     def role(self, span: SpanView) -> Role | None:
         if span.scope_name != SCOPE:

@@ -110,6 +110,7 @@ def _tool_message_content(value: Any) -> tuple[str | None, str | None] | None:
 class LangChain(Convention):
     name = NAME
     precedence = 5
+    scopes = frozenset({OPENINFERENCE_SCOPE, OPENLLMETRY_SCOPE})
 
     # role: the base conventions decide; this one only re-reads their spans
 

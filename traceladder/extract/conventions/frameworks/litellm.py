@@ -83,6 +83,7 @@ class LiteLLM(Convention):
     name = NAME
     precedence = 5
     markers = frozenset({f"{_COMPLETION}0.function_call.name", *(f"llm.{p}.choices" for p in _PROVIDERS)})
+    scopes = frozenset({SCOPE})
 
     def role(self, span: SpanView) -> Role | None:
         # the raw-request span has no operation: its raw choices make it a copy of the response

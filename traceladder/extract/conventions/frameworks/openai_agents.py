@@ -81,6 +81,7 @@ def _repr_messages(attrs: dict[str, Any]) -> list[Any]:
 class OpenAIAgents(Convention):
     name = NAME
     precedence = 5
+    scopes = frozenset({OPENINFERENCE_SCOPE, OTEL_SCOPE})
 
     def response_calls(self, span: SpanView) -> list[Sighting]:
         attrs = span.attributes

@@ -72,6 +72,7 @@ def _items(attrs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 class OpenAIResponses(Convention):
     name = NAME
     precedence = 5
+    scopes = frozenset({OTEL_SCOPE})
 
     def response_calls(self, span: SpanView) -> list[Sighting]:
         if span.scope_name != OTEL_SCOPE or OUTPUT_MESSAGES not in span.attributes:

@@ -27,6 +27,7 @@ WRAPPER: Final = "INVALID_JSON"
 class PydanticAI(Convention):
     name = NAME
     precedence = 5
+    scopes = frozenset({SCOPE})
 
     def refine_execution(self, span: SpanView, execution: Execution) -> Execution:
         if span.scope_name != SCOPE or not isinstance(execution.args, str) or WRAPPER not in execution.args:

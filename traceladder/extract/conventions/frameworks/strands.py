@@ -43,6 +43,7 @@ def _event(span: SpanView, name: str) -> dict[str, Any] | None:
 class Strands(Convention):
     name = NAME
     precedence = 5
+    scopes = frozenset({SCOPE})
 
     def refine_execution(self, span: SpanView, execution: Execution) -> Execution:
         if span.scope_name != SCOPE:

@@ -152,6 +152,7 @@ class VercelAI(Convention):
     name = NAME
     precedence = 5
     markers = frozenset({OPERATION, TOOL_CALLS, CALL_NAME, PROMPT_TOOLS})
+    scopes = frozenset({SCOPE})
 
     def role(self, span: SpanView) -> Role | None:
         if span.scope_name != SCOPE:
