@@ -49,6 +49,18 @@ def _compiled(
     return hit
 
 
+# What one (expected call, actual call) comparison and one unmatched call's ignorability come to,
+# shared by every trace of this process: each is a pure function of the compiled expected call (or
+# the case's whitelist), the domain's schemas and rules, and the call as recorded — its name, its
+# argument text (which decides its parsed arguments, as the schema memo already relies on), and
+# for ignorability its status. Distinct traces mostly differ in one call; the others' comparisons
+# repeat across traces. Keyed by identities, with the objects kept in the value (an id is never
+# reused while cached), bounded like the other memos. A call with no argument text is not cached.
+_PAIR_DIFFS: dict[tuple[Any, ...], tuple[object, object, object, tuple[ArgDiff, ...]]] = {}
+_IGNORABLE: dict[tuple[Any, ...], tuple[object, object, str]] = {}
+_MEMO_LIMIT = 200_000
+
+
 @dataclass(frozen=True)
 class Match:
     """The outcome of matching a trace's calls against its case (indices into the call list)."""
@@ -156,9 +168,20 @@ class Analysis:
         found = self._diffs.get((i, j))
         if found is None:
             expected, call = self.expected[i], self.calls[j]
-            found = expected.diffs(call)
-            if found or self._bad_params(call):
-                found = expected.diffs(call, self.classify)
+            registry, rules = self.inputs.tools, self.inputs.rules
+            raw = call[2]  # call.raw
+            key = (id(expected), id(registry), id(rules), call[0], raw, call[6]) if raw is not None else None
+            hit = _PAIR_DIFFS.get(key) if key is not None else None
+            if hit is not None and hit[0] is expected and hit[1] is registry and hit[2] is rules:
+                found = hit[3]
+            else:
+                found = expected.diffs(call)
+                if found or self._bad_params(call):
+                    found = expected.diffs(call, self.classify)
+                if key is not None:
+                    if len(_PAIR_DIFFS) >= _MEMO_LIMIT:
+                        _PAIR_DIFFS.clear()
+                    _PAIR_DIFFS[key] = (expected, registry, rules, found)
             self._diffs[(i, j)] = found
         return found
 
@@ -169,9 +192,25 @@ class Analysis:
         if call is self.calls[j]:
             found = self._why.get(j)
             if found is None:
-                found = self._why[j] = self._why_not_ignorable(call, j)
+                found = self._why[j] = self._why_shared(call, j)
             return found
         return self._why_not_ignorable(call, j)
+
+    def _why_shared(self, call: Call, j: int) -> str:
+        """`_why_not_ignorable`, through the process's memo (`_IGNORABLE`)."""
+        if call.raw is None:
+            return self._why_not_ignorable(call, j)
+        registry, rules = self.inputs.tools, self.inputs.rules
+        whitelist = self.whitelist
+        key = (id(registry), id(rules), whitelist, call.name, call.raw, call.parsed, call.ok)
+        hit = _IGNORABLE.get(key)
+        if hit is not None and hit[0] is registry and hit[1] is rules:
+            return hit[2]
+        found = self._why_not_ignorable(call, j)
+        if len(_IGNORABLE) >= _MEMO_LIMIT:
+            _IGNORABLE.clear()
+        _IGNORABLE[key] = (registry, rules, found)
+        return found
 
     def _why_not_ignorable(self, call: Call, j: int) -> str:
         if not self.registry.knows(call.name):
