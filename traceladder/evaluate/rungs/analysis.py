@@ -13,8 +13,7 @@ on every first access in Python 3.11) and computes the whole match in one pass, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from traceladder.evaluate.rungs.inputs import DomainRules, TraceInputs
 from traceladder.evaluate.rungs.matching import CompiledExpected, Pairing, pair_calls
@@ -61,9 +60,9 @@ _IGNORABLE: dict[tuple[Any, ...], tuple[object, object, str]] = {}
 _MEMO_LIMIT = 200_000
 
 
-@dataclass(frozen=True)
-class Match:
-    """The outcome of matching a trace's calls against its case (indices into the call list)."""
+class Match(NamedTuple):
+    """The outcome of matching a trace's calls against its case (indices into the call list). A
+    named tuple, like the other values made once per trace on the hot path (see `types`)."""
 
     pairing: Pairing
     paired_actual: frozenset[int]
