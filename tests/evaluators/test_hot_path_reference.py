@@ -330,11 +330,10 @@ def test_partial_credit_from_the_pairing_is_the_assignment():
 
 def _empty_the_memos(registry: SchemaRegistry) -> None:
     """Every memo a verdict may be answered from: the registry's and the ladder modules'."""
-    from traceladder.evaluate.rungs import analysis, ladder, partial_credit, trajectory
+    from traceladder.evaluate.rungs import ladder, partial_credit, trajectory
 
-    registry._memo.clear()
-    registry._outcomes.clear()
-    for memo in (analysis._PAIR_DIFFS, analysis._IGNORABLE, trajectory._SCORED, partial_credit._RESULTS):
+    for memo in (registry._memo, registry._outcomes, registry.pair_diffs, registry.ignorable,
+                 trajectory._SCORED, partial_credit._RESULTS):  # fmt: skip
         memo.clear()
     ladder._ABSENT.clear()
 

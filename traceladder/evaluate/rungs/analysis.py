@@ -48,15 +48,15 @@ def _compiled(
     return hit
 
 
-# What one (expected call, actual call) comparison and one unmatched call's ignorability come to,
-# shared by every trace of this process: each is a pure function of the compiled expected call (or
-# the case's whitelist), the domain's schemas and rules, and the call as recorded — its name, its
-# argument text (which decides its parsed arguments, as the schema memo already relies on), and
-# for ignorability its status. Distinct traces mostly differ in one call; the others' comparisons
-# repeat across traces. Keyed by identities, with the objects kept in the value (an id is never
-# reused while cached), bounded like the other memos. A call with no argument text is not cached.
-_PAIR_DIFFS: dict[tuple[Any, ...], tuple[object, object, object, tuple[ArgDiff, ...]]] = {}
-_IGNORABLE: dict[tuple[Any, ...], tuple[object, object, str]] = {}
+# What one (expected call, actual call) comparison and one unmatched call's ignorability come to
+# are kept across traces, in memos the tool registry carries (`SchemaRegistry.pair_diffs`,
+# `.ignorable`: they live as long as the evaluation's context, never longer). Each is a pure
+# function of the compiled expected call (or the case's whitelist), the domain's schemas and rules,
+# and the call as recorded — its name, its argument text (which decides its parsed arguments, as
+# the schema memo already relies on), and for ignorability its status. Distinct traces mostly
+# differ in one call; the others' comparisons repeat across traces. Keyed by identities, with the
+# objects kept in the value (an id is never reused while cached). A call with no argument text is
+# not cached.
 _MEMO_LIMIT = 200_000
 
 
@@ -167,20 +167,20 @@ class Analysis:
         found = self._diffs.get((i, j))
         if found is None:
             expected, call = self.expected[i], self.calls[j]
-            registry, rules = self.inputs.tools, self.inputs.rules
+            rules, memo = self.inputs.rules, self.registry.pair_diffs
             raw = call[2]  # call.raw
-            key = (id(expected), id(registry), id(rules), call[0], raw, call[6]) if raw is not None else None
-            hit = _PAIR_DIFFS.get(key) if key is not None else None
-            if hit is not None and hit[0] is expected and hit[1] is registry and hit[2] is rules:
-                found = hit[3]
+            key = (id(expected), id(rules), call[0], raw, call[6]) if raw is not None else None
+            hit = memo.get(key) if key is not None else None
+            if hit is not None and hit[0] is expected and hit[1] is rules:
+                found = hit[2]
             else:
                 found = expected.diffs(call)
                 if found or self._bad_params(call):
                     found = expected.diffs(call, self.classify)
                 if key is not None:
-                    if len(_PAIR_DIFFS) >= _MEMO_LIMIT:
-                        _PAIR_DIFFS.clear()
-                    _PAIR_DIFFS[key] = (expected, registry, rules, found)
+                    if len(memo) >= _MEMO_LIMIT:
+                        memo.clear()
+                    memo[key] = (expected, rules, found)
             self._diffs[(i, j)] = found
         return found
 
@@ -196,19 +196,18 @@ class Analysis:
         return self._why_not_ignorable(call, j)
 
     def _why_shared(self, call: Call, j: int) -> str:
-        """`_why_not_ignorable`, through the process's memo (`_IGNORABLE`)."""
+        """`_why_not_ignorable`, through the registry's memo (`SchemaRegistry.ignorable`)."""
         if call.raw is None:
             return self._why_not_ignorable(call, j)
-        registry, rules = self.inputs.tools, self.inputs.rules
-        whitelist = self.whitelist
-        key = (id(registry), id(rules), whitelist, call.name, call.raw, call.parsed, call.ok)
-        hit = _IGNORABLE.get(key)
-        if hit is not None and hit[0] is registry and hit[1] is rules:
-            return hit[2]
+        rules, memo = self.inputs.rules, self.registry.ignorable
+        key = (id(rules), self.whitelist, call.name, call.raw, call.parsed, call.ok)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is rules:
+            return hit[1]
         found = self._why_not_ignorable(call, j)
-        if len(_IGNORABLE) >= _MEMO_LIMIT:
-            _IGNORABLE.clear()
-        _IGNORABLE[key] = (registry, rules, found)
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        memo[key] = (rules, found)
         return found
 
     def _why_not_ignorable(self, call: Call, j: int) -> str:

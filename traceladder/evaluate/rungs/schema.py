@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from traceladder.evaluate.rungs.classes import dominant
 from traceladder.evaluate.rungs.inputs import TraceInputs
-from traceladder.evaluate.rungs.types import Call, CallCheck, Finding, RungResult, RungStatus
+from traceladder.evaluate.rungs.types import ArgDiff, Call, CallCheck, Finding, RungResult, RungStatus
 from traceladder.evaluate.rungs.untrusted_schema import Uncheckable, Violation, compile_schema, schema_errors
 
 if TYPE_CHECKING:
@@ -65,6 +65,10 @@ class SchemaRegistry:
         # rung 1's whole answer for one call at one position (`check_calls`): its kind (_VALID,
         # _UNCHECKED, _FAILED), its check, its findings and its message
         self._outcomes: dict[tuple[str, str, bool, int], Outcome] = {}
+        # the reference rungs' memos of what is judged against these tools, kept here so they live
+        # exactly as long as the evaluation's context (`analysis.Analysis.diffs`, `_why_shared`)
+        self.pair_diffs: dict[tuple[Any, ...], tuple[Any, Any, tuple[ArgDiff, ...]]] = {}
+        self.ignorable: dict[tuple[Any, ...], tuple[Any, str]] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the schemas; the receiving process compiles its own validators."""
