@@ -154,8 +154,8 @@ def stages(
     from traceladder.evaluate.assemble import build_context
     from traceladder.evaluate.passes import BATCH_TRACES
     from traceladder.evaluate.pool import SettleMemo, settle_batch
-    from traceladder.store.readers import read_call_table, read_definition_sets, read_units
     from traceladder.store.db import CHECKPOINT_BYTES
+    from traceladder.store.readers import read_call_table, read_definition_sets, read_units
     from traceladder.store.results import append_result_batches
 
     cpu = {"read": 0.0, "settle": 0.0, "write": 0.0}
@@ -164,7 +164,7 @@ def stages(
     # and DuckDB checkpoints by itself at the commit that takes the log past the store's
     # threshold (`store.db.CHECKPOINT_BYTES`). Since the bench's second evaluation runs in one
     # process (decision 712) that commit was this stage's write, which then read ~28 µs a trace
-    # instead of ~13; the statements themselves cost the same (decision 773).
+    # instead of ~13; the statements themselves cost the same (decision 771).
     store.execute("CHECKPOINT")
     ids = [r[0] for r in store.fetchall("SELECT DISTINCT trace_id FROM spans ORDER BY 1")]
     ctx, tables, n = None, [], 0
