@@ -326,3 +326,48 @@ def test_partial_credit_from_the_pairing_is_the_assignment():
         stepped_aside += from_pairing is None
         assert partial_credit.evaluate(analysis.inputs, analysis).scores["optimal"] == reference
     assert shortcut > 500 and stepped_aside > 20
+
+
+def _empty_the_memos(registry: SchemaRegistry) -> None:
+    """Every memo a verdict may be answered from: the registry's and the ladder modules'."""
+    from traceladder.evaluate.rungs import ladder, partial_credit, trajectory
+
+    for memo in (registry._memo, registry._outcomes, registry.pair_diffs, registry.ignorable,
+                 trajectory._SCORED, partial_credit._RESULTS):  # fmt: skip
+        memo.clear()
+    ladder._ABSENT.clear()
+
+
+def test_memoised_answers_are_the_answers_computed_afresh():
+    """Rung 1's answer per call and position, the pair comparisons, the ignorability of an
+    unmatched call, trajectory's and partial credit's shared results and the rungs' absent
+    results are kept across traces (decision 770). Each is a pure function of its key: 3,000
+    retail traces judged with every memo warm — the same call texts at other positions, with
+    another status, under domain rules that know other ids, for cases that whitelist one read
+    only — give the verdicts each trace gets with every memo emptied first."""
+    import dataclasses
+
+    from traceladder.suite.cases import load_cases
+
+    rules, _ = _retail_rules()
+    registry = SchemaRegistry(load_retail_domain().tool_schemas)  # its own memos, emptied below
+    # the same schemas and cases under other rules: no order or user id is known, so a call the
+    # retail rules pass or let go is a hallucinated id or a read that may not be ignored
+    unknown = dict.fromkeys(("order_id", "user_id"), frozenset[str]())
+    other = dataclasses.replace(rules, id_fields={**rules.id_fields, **unknown})
+    cases = [c for c in load_cases() if c.calls]
+    cases += [dataclasses.replace(c, allowed_extra=("list_orders",)) for c in cases[:20]]
+    rng = random.Random(770)
+    traces = []
+    for n in range(3000):
+        case, calls = _retail_trace(rng, cases)
+        traces.append((case, calls, other if n % 3 == 0 else rules))
+    ladder = Ladder()
+    warm = [
+        ladder.settle(TraceInputs(f"t{n}", c, case, registry, r)) for n, (case, c, r) in enumerate(traces)
+    ]
+    varied = {(v.verdict, v.settled_by) for v in warm}
+    assert len(varied) >= 3  # passes, and failures settled at more than one rung
+    for n, (case, calls, r) in enumerate(traces):
+        _empty_the_memos(registry)
+        assert ladder.settle(TraceInputs(f"t{n}", calls, case, registry, r)) == warm[n], n

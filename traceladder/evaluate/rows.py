@@ -180,7 +180,7 @@ class RowBuilder:
             [
                 trace_ids, run_ids, case_ids, repeats, dimension, pa.array(self.domains, _S), verdict, cls,
                 settled_at, settled_by, explanation, evidence, _repeat(version, n),
-                pa.array([self.now], pa.timestamp("us")).take(pa.array([0] * n, _I)),
+                pa.repeat(pa.scalar(self.now, pa.timestamp("us")), n),
                 pa.array(self.seqs, pa.int64()), pa.array(self.weights, pa.float64()), reason,
             ],
             schema=TRACE_RESULT_SCHEMA,
@@ -265,7 +265,8 @@ def _expand(owner_of: list[int], spans: list[tuple[int, int]]) -> tuple[pa.Array
 
 
 def _repeat(value: pa.Array, n: int) -> pa.Array:
-    return value.take(pa.array([0] * n, _I)) if n else value.slice(0, 0)
+    """The one value of `value`, n times (built in C, not from a list of n indices)."""
+    return pa.repeat(value[0], n)
 
 
 def _transpose(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:

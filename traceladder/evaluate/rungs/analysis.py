@@ -13,8 +13,7 @@ on every first access in Python 3.11) and computes the whole match in one pass, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from traceladder.evaluate.rungs.inputs import DomainRules, TraceInputs
 from traceladder.evaluate.rungs.matching import CompiledExpected, Pairing, pair_calls
@@ -49,9 +48,21 @@ def _compiled(
     return hit
 
 
-@dataclass(frozen=True)
-class Match:
-    """The outcome of matching a trace's calls against its case (indices into the call list)."""
+# What one (expected call, actual call) comparison and one unmatched call's ignorability come to
+# are kept across traces, in memos the tool registry carries (`SchemaRegistry.pair_diffs`,
+# `.ignorable`: they live as long as the evaluation's context, never longer). Each is a pure
+# function of the compiled expected call (or the case's whitelist), the domain's schemas and rules,
+# and the call as recorded — its name, its argument text (which decides its parsed arguments, as
+# the schema memo already relies on), and for ignorability its status. Distinct traces mostly
+# differ in one call; the others' comparisons repeat across traces. Keyed by identities, with the
+# objects kept in the value (an id is never reused while cached). A call with no argument text is
+# not cached.
+_MEMO_LIMIT = 200_000
+
+
+class Match(NamedTuple):
+    """The outcome of matching a trace's calls against its case (indices into the call list). A
+    named tuple, like the other values made once per trace on the hot path (see `types`)."""
 
     pairing: Pairing
     paired_actual: frozenset[int]
@@ -156,9 +167,20 @@ class Analysis:
         found = self._diffs.get((i, j))
         if found is None:
             expected, call = self.expected[i], self.calls[j]
-            found = expected.diffs(call)
-            if found or self._bad_params(call):
-                found = expected.diffs(call, self.classify)
+            rules, memo = self.inputs.rules, self.registry.pair_diffs
+            raw = call[2]  # call.raw
+            key = (id(expected), id(rules), call[0], raw, call[6]) if raw is not None else None
+            hit = memo.get(key) if key is not None else None
+            if hit is not None and hit[0] is expected and hit[1] is rules:
+                found = hit[2]
+            else:
+                found = expected.diffs(call)
+                if found or self._bad_params(call):
+                    found = expected.diffs(call, self.classify)
+                if key is not None:
+                    if len(memo) >= _MEMO_LIMIT:
+                        memo.clear()
+                    memo[key] = (expected, rules, found)
             self._diffs[(i, j)] = found
         return found
 
@@ -169,9 +191,24 @@ class Analysis:
         if call is self.calls[j]:
             found = self._why.get(j)
             if found is None:
-                found = self._why[j] = self._why_not_ignorable(call, j)
+                found = self._why[j] = self._why_shared(call, j)
             return found
         return self._why_not_ignorable(call, j)
+
+    def _why_shared(self, call: Call, j: int) -> str:
+        """`_why_not_ignorable`, through the registry's memo (`SchemaRegistry.ignorable`)."""
+        if call.raw is None:
+            return self._why_not_ignorable(call, j)
+        rules, memo = self.inputs.rules, self.registry.ignorable
+        key = (id(rules), self.whitelist, call.name, call.raw, call.parsed, call.ok)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is rules:
+            return hit[1]
+        found = self._why_not_ignorable(call, j)
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        memo[key] = (rules, found)
+        return found
 
     def _why_not_ignorable(self, call: Call, j: int) -> str:
         if not self.registry.knows(call.name):

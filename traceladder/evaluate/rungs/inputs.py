@@ -75,8 +75,14 @@ class DomainRules:
         return False
 
 
-@dataclass(frozen=True)
+_NO_FACTS = TraceFacts()
+
+
+@dataclass(frozen=True, init=False)
 class TraceInputs:
+    """One trace's inputs (a frozen dataclass whose `__init__` sets its fields as one dict, as
+    `types.RungResult` does: one is made per distinct trace)."""
+
     trace_id: str
     calls: tuple[Call, ...]
     case: Case | None = None
@@ -86,11 +92,23 @@ class TraceInputs:
     judge: Judgment | None = None
     state: StateEvidence | None = None
     agent_error: str | None = None  # set: the run produced no normally scored result
-    facts: TraceFacts = TraceFacts()
+    facts: TraceFacts = _NO_FACTS
     absent: Mapping[str, str] = field(default_factory=dict)  # input → why it is missing
     # set: the calls are not the trace's whole story (tool activity in a shape no convention read,
     # fewer calls than tools executed); every rung is then `not_evaluated` with this reason
     unread: str | None = None
+
+    def __init__(
+        self, trace_id: str, calls: tuple[Call, ...], case: Case | None = None,
+        tools: SchemaRegistry | None = None, rules: DomainRules | None = None, policy: Policy | None = None,
+        judge: Judgment | None = None, state: StateEvidence | None = None, agent_error: str | None = None,
+        facts: TraceFacts = _NO_FACTS, absent: Mapping[str, str] | None = None, unread: str | None = None,
+    ) -> None:  # fmt: skip
+        object.__setattr__(self, "__dict__", {
+            "trace_id": trace_id, "calls": calls, "case": case, "tools": tools, "rules": rules,
+            "policy": policy, "judge": judge, "state": state, "agent_error": agent_error, "facts": facts,
+            "absent": {} if absent is None else absent, "unread": unread,
+        })  # fmt: skip
 
     def has(self, name: str) -> bool:
         return getattr(self, name, None) is not None

@@ -129,7 +129,7 @@ class Ladder:
             # the first input the rung needs that this trace lacks (a plain loop: the hot path)
             for need in needs:
                 if getattr(inputs, need, None) is None:
-                    result = _constant(rung, "not_evaluated", f"not evaluated: {inputs.why_absent(need)}")
+                    result = _absent(rung, need, inputs)
                     break
             else:
                 result = rung.evaluate(inputs, analysis)
@@ -150,6 +150,22 @@ def _needs(rungs: tuple[Rung, ...]) -> tuple[tuple[Rung, tuple[str, ...], bool],
     found = _NEEDS.get(rungs)
     if found is None:
         found = _NEEDS[rungs] = tuple((r, tuple(sorted(r.NEEDS)), bool(r.SURVIVORS_ONLY)) for r in rungs)
+    return found
+
+
+# A rung's not_evaluated result per (rung, missing input, the assembler's reason or None): found
+# without formatting its explanation again for every trace that lacks the input.
+_ABSENT: dict[tuple[Rung, str, str | None], RungResult] = {}
+
+
+def _absent(rung: Rung, need: str, inputs: TraceInputs) -> RungResult:
+    """`rung`'s not_evaluated result for a trace that lacks `need`."""
+    key = (rung, need, inputs.absent.get(need))
+    found = _ABSENT.get(key)
+    if found is None:
+        if len(_ABSENT) > 10_000:  # reasons quote inputs; keep the cache bounded
+            _ABSENT.clear()
+        found = _ABSENT[key] = _constant(rung, "not_evaluated", f"not evaluated: {inputs.why_absent(need)}")
     return found
 
 

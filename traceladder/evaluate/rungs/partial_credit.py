@@ -58,17 +58,30 @@ def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
         return 0.5 if a.diffs(position[id(expected)], index[id(call)]) else 1.0
 
     best = _from_pairing(a, len(judged))
-    values = {
-        "positional": positional(judged, a.expected, credit),
-        "optimal": optimal(judged, a.expected, credit) if best is None else best,
-    }
-    return RungResult(
-        NUMBER,
-        NAME,
-        "pass" if values["optimal"] == 1.0 else "fail",
-        values,
-        explanation=f"tool-call accuracy {values['optimal']:.2f} (positional {values['positional']:.2f})",
-    )
+    at = positional(judged, a.expected, credit)
+    return _result((at, optimal(judged, a.expected, credit) if best is None else best))
+
+
+# The rung's result is a function of its two scores, and traces repeat few of them: one object per
+# pair of scores, so its row is built once (`rows.RowBuilder` builds a row per distinct result).
+_RESULTS: dict[tuple[float, float], RungResult] = {}
+
+
+def _result(score: tuple[float, float]) -> RungResult:
+    """The result of (positional, optimal) scores."""
+    found = _RESULTS.get(score)
+    if found is None:
+        at, best = score
+        if len(_RESULTS) >= 10_000:
+            _RESULTS.clear()
+        found = _RESULTS[score] = RungResult(
+            NUMBER,
+            NAME,
+            "pass" if best == 1.0 else "fail",
+            {"positional": at, "optimal": best},
+            explanation=f"tool-call accuracy {best:.2f} (positional {at:.2f})",
+        )
+    return found
 
 
 def _from_pairing(a: Analysis, judged: int) -> float | None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from traceladder.evaluate.rungs.classes import dominant
 from traceladder.evaluate.rungs.inputs import TraceInputs
-from traceladder.evaluate.rungs.types import Call, CallCheck, Finding, RungResult, RungStatus
+from traceladder.evaluate.rungs.types import ArgDiff, Call, CallCheck, Finding, RungResult, RungStatus
 from traceladder.evaluate.rungs.untrusted_schema import Uncheckable, Violation, compile_schema, schema_errors
 
 if TYPE_CHECKING:
@@ -62,6 +62,13 @@ class SchemaRegistry:
         self.validators = {name: compile_schema(s, trusted=trusted) for name, s in self.schemas.items()}
         self._memo: dict[tuple[str, str, bool], tuple[str | None, str, tuple[tuple[str, str, str], ...]]] = {}
         self._uncheckable: dict[tuple[str, str, bool], str] = {}
+        # rung 1's whole answer for one call at one position (`check_calls`): its kind (_VALID,
+        # _UNCHECKED, _FAILED), its check, its findings and its message
+        self._outcomes: dict[tuple[str, str, bool, int], Outcome] = {}
+        # the reference rungs' memos of what is judged against these tools, kept here so they live
+        # exactly as long as the evaluation's context (`analysis.Analysis.diffs`, `_why_shared`)
+        self.pair_diffs: dict[tuple[Any, ...], tuple[Any, Any, tuple[ArgDiff, ...]]] = {}
+        self.ignorable: dict[tuple[Any, ...], tuple[Any, str]] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the schemas; the receiving process compiles its own validators."""
@@ -249,59 +256,94 @@ def check_shapes(calls: Sequence[Call], why: str) -> RungResult:
     return RungResult(NUMBER, NAME, "fail", {}, checks, findings, explanation)
 
 
+_VALID, _UNCHECKED, _FAILED = 0, 1, 2  # what one call counts as in rung 1's explanation
+Outcome = tuple[int, CallCheck, tuple[Finding, ...], str]  # kind, check, findings, message
+
+
+def _outcome(call: Call, code: str | None, message: str, errors: tuple[tuple[str, str, str], ...]) -> Outcome:
+    """Rung 1's answer for one checked call: its kind, its check, its findings and its message."""
+    if code is None:
+        return _VALID, CallCheck("match", None, None, call.ordinal, call.name, None, (), message), (), message
+    if code == NO_SCHEMA:
+        check = CallCheck("not_evaluated", None, None, call.ordinal, call.name, None, (), message)
+        return _UNCHECKED, check, (), message
+    check = CallCheck("invalid", None, None, call.ordinal, call.name, code, (), message)
+    if not errors:
+        return (
+            _FAILED,
+            check,
+            (Finding(NUMBER, code, message, tool=call.name, actual=call.raw, ordinal=call.ordinal),),
+            message,
+        )
+    findings = tuple(
+        Finding(
+            NUMBER,
+            kind,
+            f"{call.name}: {msg}",
+            call.name,
+            param,
+            actual=call.arguments.get(param) if param != "(arguments)" else call.arguments,
+            ordinal=call.ordinal,
+        )
+        for param, msg, kind in errors
+    )
+    return _FAILED, check, findings, message
+
+
 def check_calls(calls: Sequence[Call], registry: SchemaRegistry) -> RungResult:
     if not calls:
         return RungResult(NUMBER, NAME, "skipped", {}, explanation="no tool calls to check")
-    checks, findings = [], []
+    checks: list[CallCheck] = []
+    findings: list[Finding] = []
     # what the explanation counts, gathered in the one pass over the calls (the hot path)
     valid = 0
     unchecked: list[str] = []
     failed: list[str] = []
     uncheckable: str | None = None
     judge = registry._judge
+    # A call's whole answer is a pure function of its name, argument text and position (as the
+    # schema memo's is of the first two): kept per registry, so a call seen before at that
+    # position costs one lookup. A call with no argument text, or one that could not be checked,
+    # is answered afresh each time.
+    outcomes = registry._outcomes
     for call in calls:
-        if call.raw is None and call.arguments is None:  # `arguments_absent`, inline
-            message = _absent_message(call)
-            checks.append(CallCheck("not_evaluated", None, None, call.ordinal, call.name, None, (), message))
-            unchecked.append(message)
-            continue
-        try:
-            code, message, errors = judge(call)
-        except Uncheckable as exc:  # a captured schema no one can check this call against: no verdict
-            shape = format_problem(call)
-            code, message, errors = (
-                ("PARAM_WRONG_FORMAT", shape, ())
-                if shape
-                else (NO_SCHEMA, f"not evaluated: {call.name}: {exc}", ())
-            )
-            uncheckable = uncheckable or message
-        if code is None:
-            checks.append(CallCheck("match", None, None, call.ordinal, call.name, None, (), message))
-            valid += 1
-            continue
-        if code == NO_SCHEMA:
-            checks.append(CallCheck("not_evaluated", None, None, call.ordinal, call.name, None, (), message))
-            unchecked.append(message)
-            continue
-        checks.append(CallCheck("invalid", None, None, call.ordinal, call.name, code, (), message))
-        failed.append(message)
-        if not errors:
-            findings.append(
-                Finding(NUMBER, code, message, tool=call.name, actual=call.raw, ordinal=call.ordinal)
-            )
-        for param, msg, kind in errors:
-            value = call.arguments.get(param) if param != "(arguments)" else call.arguments
-            findings.append(
-                Finding(
-                    NUMBER,
-                    kind,
-                    f"{call.name}: {msg}",
-                    call.name,
-                    param,
-                    actual=value,
-                    ordinal=call.ordinal,
+        raw = call.raw
+        key = (call.name, raw, call.parsed, call.ordinal) if raw is not None else None
+        hit = outcomes.get(key) if key is not None else None
+        if hit is None:
+            if raw is None and call.arguments is None:  # `arguments_absent`, inline
+                message = _absent_message(call)
+                hit = (
+                    _UNCHECKED,
+                    CallCheck("not_evaluated", None, None, call.ordinal, call.name, None, (), message),
+                    (),
+                    message,
                 )
-            )
+            else:
+                try:
+                    hit = _outcome(call, *judge(call))
+                    if key is not None:
+                        if len(outcomes) >= _MEMO_LIMIT:
+                            outcomes.clear()
+                        outcomes[key] = hit
+                except Uncheckable as exc:  # a captured schema no one can check this call against: no verdict
+                    shape = format_problem(call)
+                    code, message = (
+                        ("PARAM_WRONG_FORMAT", shape)
+                        if shape
+                        else (NO_SCHEMA, f"not evaluated: {call.name}: {exc}")
+                    )
+                    uncheckable = uncheckable or message
+                    hit = _outcome(call, code, message, ())
+        kind, check, found, message = hit
+        checks.append(check)
+        if kind == _VALID:
+            valid += 1
+        elif kind == _UNCHECKED:
+            unchecked.append(message)
+        else:
+            failed.append(message)
+            findings += found
     status: RungStatus = "fail" if failed else "not_evaluated" if unchecked else "pass"
     if status == "pass":
         explanation = f"{valid}/{len(checks)} calls schema-valid"

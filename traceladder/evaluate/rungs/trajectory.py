@@ -84,12 +84,16 @@ def scores(actual: Sequence[str], expected: Sequence[str], *, multiset: bool = F
 # The scores and their sentence per (expected calls, judged names): a pure function of the two,
 # and a suite's traces repeat few sequences. Keyed by the identity of the case's compiled expected
 # calls (kept in the value, so an id is never reused while cached); bounded like the other memos.
-_SCORED: dict[tuple[int, tuple[str, ...]], tuple[object, dict[str, float], str]] = {}
+# The result without findings (a pass, or skipped when nothing was expected) is kept too: it is the
+# same value for every trace with those names, so it is one object, and its row is built once
+# (`rows.RowBuilder` builds a row per distinct rung result).
+_SCORED: dict[tuple[int, tuple[str, ...]], tuple[object, dict[str, float], str, RungResult]] = {}
 _SCORED_LIMIT = 100_000
 
 
-def _scored(a: Analysis, names: tuple[str, ...]) -> tuple[dict[str, float], str]:
-    """`scores` of the judged names against the expected ones, and the pass sentence quoting them."""
+def _scored(a: Analysis, names: tuple[str, ...]) -> tuple[dict[str, float], str, RungResult]:
+    """`scores` of the judged names against the expected ones, the pass sentence quoting them, and
+    the rung's result when it has no findings."""
     key = (id(a.expected), names)
     hit = _SCORED.get(key)
     if hit is None or hit[0] is not a.expected:
@@ -98,26 +102,29 @@ def _scored(a: Analysis, names: tuple[str, ...]) -> tuple[dict[str, float], str]
             f"strict {values['strict']:.2f}, unordered {values['unordered']:.2f}, "
             f"subset {values['subset']:.2f}, superset {values['superset']:.2f}"
         )
+        status: RungStatus = "pass" if a.expected else "skipped"
         if len(_SCORED) >= _SCORED_LIMIT:
             _SCORED.clear()
-        hit = _SCORED[key] = (a.expected, values, text)
-    return hit[1], hit[2]
+        clean = RungResult(NUMBER, NAME, status, values, (), (), text)
+        hit = _SCORED[key] = (a.expected, values, text, clean)
+    return hit[1], hit[2], hit[3]
 
 
 def evaluate(inputs: TraceInputs, analysis: Analysis) -> RungResult:
     a = analysis
     m = a.match
     names = tuple(c.name for c in m.judged)
-    values, text = _scored(a, names)
+    values, text, clean = _scored(a, names)
     findings: list[Finding] = []
     if a.case.order_sensitive and not m.pairing.order_respected:
         expected = [e.name for e in a.expected]
         message = f"calls out of order: expected {' → '.join(expected)}, got {' → '.join(names)}"
         findings.append(Finding(NUMBER, "ORDER_WRONG", message, expected=expected, actual=list(names)))
     findings += _chain_findings(a)
-    status: RungStatus = "skipped" if not a.expected else ("fail" if findings else "pass")
-    if findings:
-        text = "; ".join(f.message for f in findings)
+    if not findings:
+        return clean
+    status: RungStatus = "fail" if a.expected else "skipped"
+    text = "; ".join(f.message for f in findings)
     return RungResult(NUMBER, NAME, status, values, (), tuple(findings), text)
 
 

@@ -105,10 +105,18 @@ class Finding(NamedTuple):
     ordinal: int | None = None
 
 
-@dataclass(frozen=True)
+# Sets a frozen value's fields in one step (its `__dict__`), not one `object.__setattr__` each.
+_set = object.__setattr__
+
+
+@dataclass(frozen=True, init=False)
 class RungResult:
     """What one rung found for one trace. `rung` is the tier on the cost ladder (1 schema … 5
-    judge), `name` identifies the rung; `scores` are named, so a new rung needs no new column."""
+    judge), `name` identifies the rung; `scores` are named, so a new rung needs no new column.
+
+    A frozen dataclass whose `__init__` is written out: the generated one sets each field with
+    `object.__setattr__` (~0.95 µs for the eight), this one sets them as one dict (~0.45 µs), and
+    every distinct trace makes several. Fields, equality, hashing and `replace` are the dataclass's."""
 
     rung: int
     name: str
@@ -121,8 +129,18 @@ class RungResult:
     # so the rung did not run and cannot settle a verdict. Status is data; the explanation is for people.
     triaged: bool = False
 
+    def __init__(
+        self, rung: int, name: str, status: RungStatus, scores: Mapping[str, float] | None = None,
+        checks: tuple[CallCheck, ...] = (), findings: tuple[Finding, ...] = (), explanation: str = "",
+        triaged: bool = False,
+    ) -> None:  # fmt: skip
+        _set(self, "__dict__", {
+            "rung": rung, "name": name, "status": status, "scores": {} if scores is None else scores,
+            "checks": checks, "findings": findings, "explanation": explanation, "triaged": triaged,
+        })  # fmt: skip
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Verdict:
     """The fold of every rung's result for one trace.
 
@@ -141,6 +159,18 @@ class Verdict:
     explanation: str = ""
     ignored: tuple[int, ...] = ()
     note: str = ""
+
+    def __init__(
+        self, verdict: VerdictValue, failure_class: str | None, settled_at: int | None,
+        settled_by: str | None = None, rungs: tuple[RungResult, ...] = (), explanation: str = "",
+        ignored: tuple[int, ...] = (), note: str = "",
+    ) -> None:  # fmt: skip
+        # as `RungResult`: the fields set as one dict
+        _set(self, "__dict__", {
+            "verdict": verdict, "failure_class": failure_class, "settled_at": settled_at,
+            "settled_by": settled_by, "rungs": rungs, "explanation": explanation, "ignored": ignored,
+            "note": note,
+        })  # fmt: skip
 
     @property
     def reason(self) -> str:
