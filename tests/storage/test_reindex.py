@@ -120,7 +120,9 @@ def test_a_store_of_a_past_release_is_reindexed_to_equal_a_fresh_ingest(
     assert r.returncode == 0, r.stderr
     assert NOTICE not in r.stderr
     assert r.stdout.startswith("reindexed traces=")
-    assert cli_in_process("ingest", "--db", str(fresh), *FILES).returncode == 0
+    assert (
+        cli_in_process("ingest", "--db", str(fresh), "--processes", "1", *FILES).returncode == 0
+    )  # set-up in one process: decision 801
 
     rebuilt, expected = _rows(old), _rows(fresh)
     for name in COMPARED:
@@ -144,7 +146,9 @@ def twelve(tmp_path_factory: pytest.TempPathFactory) -> Path:
     works on a copy, and another copy is the fresh ingest it must come back to (the same rows an
     ingest of its own would write; ~1.7 CPU-s an ingest, four of them before)."""
     db = tmp_path_factory.mktemp("twelve") / "s.duckdb"
-    assert cli_in_process("ingest", "--db", str(db), *FILES[:12]).returncode == 0
+    assert (
+        cli_in_process("ingest", "--db", str(db), "--processes", "1", *FILES[:12]).returncode == 0
+    )  # set-up in one process: decision 801
     assert not db.with_name("s.duckdb.wal").exists()  # the whole store is the one file copied
     return db
 
