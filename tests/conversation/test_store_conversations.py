@@ -13,9 +13,7 @@ from tests.conftest import cli_in_process
 
 
 def _ingest(db: Path, *files: str) -> None:
-    r = cli_in_process(
-        "ingest", "--db", str(db), "--processes", "1", *files
-    )  # set-up in one process: decision 801
+    r = cli_in_process("ingest", "--db", str(db), *files)
     assert r.returncode == 0, r.stderr
 
 

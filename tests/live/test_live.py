@@ -200,9 +200,7 @@ def write_workload(db: Path, n_spans: int, seed: int = 0) -> set[str]:
         otlp_workload.make_requests(n_spans // otlp_workload.BATCH, structured=True, seed=seed)
     ):
         (folder / f"r{i:03d}.pb").write_bytes(body)
-    assert (
-        cli_in_process("ingest", "--db", str(db), "--processes", "1", str(folder)).returncode == 0
-    )  # set-up in one process: decision 801
+    assert cli_in_process("ingest", "--db", str(db), str(folder)).returncode == 0
     return {t for (t,) in rows(db, "SELECT trace_id FROM traces")}
 
 
