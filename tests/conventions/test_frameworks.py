@@ -231,7 +231,9 @@ def test_a_bad_call_is_never_a_pass_and_a_clean_chain_never_fails_rung_1(tmp_pat
     db = tmp_path / "s.duckdb"
     dirs = [FRAMEWORKS / f for f in FIXTURES if f.startswith(producer + "/")]
     files = sorted(str(p) for d in dirs for p in d.glob("collector-*.jsonl"))
-    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
+    assert (
+        cli_in_process("ingest", "--db", str(db), "--processes", "1", *files).returncode == 0
+    )  # set-up in one process: decision 801
     policy = tmp_path / "policy.toml"
     policy.write_text("[defaults]\nforbid_duplicate_calls = true\n")
     # what a user gives for a producer that records no tool definitions (the OTel Agents

@@ -68,7 +68,9 @@ def test_autogen_calls_without_arguments_count_pair_and_are_never_judged_malform
     db = tmp_path / "s.duckdb"
     fixtures = [f for f in FIXTURES if f.startswith("autogen/")]
     files = sorted(str(p) for f in fixtures for p in (FRAMEWORKS / f).glob("collector-*.jsonl"))
-    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
+    assert (
+        cli_in_process("ingest", "--db", str(db), "--processes", "1", *files).returncode == 0
+    )  # set-up in one process: decision 801
     assert cli("evaluate", "--db", str(db)).returncode == 0
     rows = sql(db, "SELECT call_id, arguments_raw, status FROM tool_calls")
     executed = {

@@ -111,9 +111,16 @@ def test_a_conversation_holding_a_40_mb_argument_is_judged(tmp_path: Path) -> No
     """One large value in a turn's call (a 40 MB argument: DuckDB reads it into a buffer of
     64-256 MB whatever its cap) must not fail `evaluate`: the turns' calls are read inside the
     last batch's transaction, where an out-of-memory error aborts it and cannot be retried
-    (decision 534). The request in turn 1 is confirmed in turn 2: the conversation passes."""
+    (decision 534). The request in turn 1 is confirmed in turn 2: the conversation passes.
+
+    The large value is the confirmation's, in the last turn: every chat span carries the history
+    so far, so a value in turn 1 was written four times (160 MB to ingest), one in turn 2 twice.
+    It still fails without the pass's room (tried, decision 800); 20 MB does not (tried)."""
     big = {"order_id": "W1", "reason": "x" * 40_000_000}
-    script = [("Please cancel W1.", [("c2", "request_cancel", big)]), SCRIPT[2]]
+    script = [
+        ("Please cancel W1.", [("c2", "request_cancel", {"order_id": "W1"})]),
+        ("Yes.", [("c3", "confirm_action", big)]),
+    ]
     with _evaluate(tmp_path, script) as conn:
         got = conn.execute("SELECT verdict, turns FROM conversation_results").fetchall()
         assert got == [("PASS", 2)]

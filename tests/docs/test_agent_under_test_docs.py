@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import ROOT, rows
-from doc_pages import run_bash_blocks
+from forked_pages import run_page
 
 DOC = ROOT / "docs" / "agent-under-test.md"
 
@@ -15,7 +15,7 @@ DOC = ROOT / "docs" / "agent-under-test.md"
 def test_the_page_runs_as_written(tmp_path: Path) -> None:
     for name in ("tests", "examples"):
         (tmp_path / name).symlink_to(ROOT / name)
-    done = run_bash_blocks(DOC, tmp_path, ("", ""), timeout=900)
+    done = run_page(DOC, tmp_path, ("", ""), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout + done.stderr
     assert rows(tmp_path / "first.duckdb", "SELECT DISTINCT verdict FROM case_results") == [("PASS",)]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from conftest import ROOT, rows
-from doc_pages import run_bash_blocks
+from forked_pages import run_page
 
 DOC = ROOT / "docs" / "your-own-agent.md"
 
@@ -16,7 +16,7 @@ DOC = ROOT / "docs" / "your-own-agent.md"
 def test_the_page_runs_as_written(tmp_path: Path) -> None:
     for name in ("tests", "examples"):
         (tmp_path / name).symlink_to(ROOT / name)
-    done = run_bash_blocks(DOC, tmp_path, ("", ""), timeout=900)
+    done = run_page(DOC, tmp_path, ("", ""), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "recorded 2 cases (D3 2), 3 tools, 6 recorded results; skipped 2 traces" in done.stdout
     skipped = [line for line in done.stderr.splitlines() if line.startswith("skipped trace")]

@@ -6,14 +6,13 @@ least be consistent YAML (every pipeline names components that are defined)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
-from conftest import ROOT
+from conftest import ROOT, cli
 from doc_pages import blocks as doc_blocks
-from doc_pages import free_port, run_bash_blocks
+from doc_pages import free_port
+from forked_pages import run_page
 from scale_helpers import results
 
 DOC = ROOT / "docs" / "scale.md"
@@ -48,18 +47,17 @@ def test_blocks_not_run_say_why_and_the_collector_configs_are_consistent() -> No
 
 def test_the_page_runs_as_written(tmp_path: Path) -> None:
     (tmp_path / "tests").symlink_to(ROOT / "tests")
-    done = run_bash_blocks(DOC, tmp_path, ("8786", free_port()))
+    done = run_page(DOC, tmp_path, ("8786", free_port()))
     stdout = done.stdout
     assert done.returncode == 0, done.stderr
-    # parquet in process (the default judge; a judge named), parquet on the scheduler, chdb: each all 72
-    assert len(re.findall(r"^evaluated=72 spans=\d+ ", stdout, re.M)) == 4, stdout
+    # parquet in process (the default judge; a judge named), parquet on the scheduler, chdb: each all 18
+    assert len(re.findall(r"^evaluated=18 spans=\d+ ", stdout, re.M)) == 4, stdout
     assert re.search(r"judge: calls=[1-9]\d* cache_hits=0 ", done.stderr), done.stderr
     assert re.search(r"│ judged +│ +[1-9]\d* +│", stdout), stdout
     assert re.search(r"^rows \d+$", stdout, re.M)
     # the in-store reference: the traces `run` stored, judged where they are — with the default
     # judge, sim:judge (their runs were simulated), which every source gets too
-    done = subprocess.run([sys.executable, "-m", "traceladder", "evaluate", "--db", str(tmp_path / "spans.duckdb")],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = cli("evaluate", "--db", str(tmp_path / "spans.duckdb"), timeout=120)
     assert done.returncode == 0 and "judge: calls=" in done.stderr, done.stderr
     suite = uncached(tmp_path / "spans.duckdb")
     assert uncached(tmp_path / "results.duckdb") == suite

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -119,7 +120,9 @@ def test_a_store_of_a_past_release_is_reindexed_to_equal_a_fresh_ingest(
     assert r.returncode == 0, r.stderr
     assert NOTICE not in r.stderr
     assert r.stdout.startswith("reindexed traces=")
-    assert cli_in_process("ingest", "--db", str(fresh), *FILES).returncode == 0
+    assert (
+        cli_in_process("ingest", "--db", str(fresh), "--processes", "1", *FILES).returncode == 0
+    )  # set-up in one process: decision 801
 
     rebuilt, expected = _rows(old), _rows(fresh)
     for name in COMPARED:
@@ -137,11 +140,28 @@ def test_a_store_of_a_past_release_is_reindexed_to_equal_a_fresh_ingest(
     assert again.stdout.startswith("reindexed traces=0 ")
 
 
-def test_an_interrupted_reindex_resumes_where_it_stopped(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def twelve(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh ingest of the first 12 fixture files, made once: each test that changes a store
+    works on a copy, and another copy is the fresh ingest it must come back to (the same rows an
+    ingest of its own would write; ~1.7 CPU-s an ingest, four of them before)."""
+    db = tmp_path_factory.mktemp("twelve") / "s.duckdb"
+    assert (
+        cli_in_process("ingest", "--db", str(db), "--processes", "1", *FILES[:12]).returncode == 0
+    )  # set-up in one process: decision 801
+    assert not db.with_name("s.duckdb.wal").exists()  # the whole store is the one file copied
+    return db
+
+
+def _copies(store: Path, tmp_path: Path) -> tuple[Path, Path]:
     db, fresh = tmp_path / "s.duckdb", tmp_path / "fresh.duckdb"
-    files = FILES[:12]
-    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0
-    assert cli_in_process("ingest", "--db", str(fresh), *files).returncode == 0
+    shutil.copyfile(store, db)
+    shutil.copyfile(store, fresh)
+    return db, fresh
+
+
+def test_an_interrupted_reindex_resumes_where_it_stopped(twelve: Path, tmp_path: Path) -> None:
+    db, fresh = _copies(twelve, tmp_path)
     with duckdb.connect(str(db)) as conn:  # rows of an older extraction, as a past release left them
         conn.execute("UPDATE tool_calls SET extraction = NULL, conventions = NULL")
         conn.execute("UPDATE traces SET extraction = NULL, conventions = NULL")
@@ -223,14 +243,13 @@ def _unread_verdicts(db: Path) -> dict[str, tuple[str, str]]:
     return {row["trace_id"]: (row["verdict"], row["explanation"] or "") for row in json.loads(r.stdout)}
 
 
-def test_a_trace_no_extraction_read_is_never_passed_and_reindex_reads_it(tmp_path: Path) -> None:
+def test_a_trace_no_extraction_read_is_never_passed_and_reindex_reads_it(
+    twelve: Path, tmp_path: Path
+) -> None:
     """Spans without their derived rows (copied in by SQL, a write cut between the two): such a
     trace is NOT_EVALUATED with the reason, never judged as a trace that made no calls (a PASS),
     and `reindex` reads it — then it is judged as a fresh ingest of the same spans is."""
-    db, fresh = tmp_path / "s.duckdb", tmp_path / "fresh.duckdb"
-    files = FILES[:12]
-    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0
-    assert cli_in_process("ingest", "--db", str(fresh), *files).returncode == 0
+    db, fresh = _copies(twelve, tmp_path)
     with duckdb.connect(str(db)) as conn:  # half the traces lose every derived row
         ids = [r[0] for r in conn.execute("SELECT trace_id FROM traces ORDER BY trace_id").fetchall()][::2]
         with_calls = conn.execute(

@@ -37,7 +37,9 @@ def _record(tmp_path: Path, capture: Path, *args: str, refused: bool = False):
     a real process."""
     db = tmp_path / "s.duckdb"
     files = sorted(str(p) for p in capture.glob("collector-*.jsonl"))
-    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
+    assert (
+        cli_in_process("ingest", "--db", str(db), "--processes", "1", *files).returncode == 0
+    )  # set-up in one process: decision 801
     command = cli if refused else cli_in_process
     return command("cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"), *args)
 
@@ -117,7 +119,9 @@ def test_the_system_prompt_of_log_records_is_written(tmp_path):
     tools.write_text(json.dumps(_model_requests(path)[0]["tools"]))
     db = tmp_path / "s.duckdb"
     files = sorted(str(p) for p in path.glob("collector-*.jsonl"))
-    assert cli_in_process("ingest", "--db", str(db), *files).returncode == 0  # set-up
+    assert (
+        cli_in_process("ingest", "--db", str(db), "--processes", "1", *files).returncode == 0
+    )  # set-up in one process: decision 801
     done = cli_in_process(
         "cases", "from-traces", "--db", str(db), "--out", str(tmp_path / "suite"), "--tools", str(tools)
     )
