@@ -12,6 +12,8 @@ import duckdb
 
 from tests.conftest import cli
 from traceladder.receive.ingest.parallel import Decoders, decode_unit, units
+from traceladder.receive.ingest.run import ingest
+from traceladder.store.db import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import otlp_workload  # noqa: E402
@@ -50,14 +52,19 @@ def _tables(db: Path) -> dict[str, list[tuple]]:
 
 
 def test_n_processes_store_what_one_does(tmp_path: Path) -> None:
+    """The CLI in one process against `ingest` with three decode processes. The inputs are far
+    below one default decode group (32 MB), where the pool never starts; so the many-process side
+    cuts its groups at 4 KB, which starts it (and shows the rows do not depend on the grouping)."""
     inputs = _inputs(tmp_path / "in")
     one = cli("ingest", "--db", str(tmp_path / "one.duckdb"), "--processes", "1", str(inputs))
-    many = cli("ingest", "--db", str(tmp_path / "many.duckdb"), "--processes", "3", str(inputs))
-    assert one.returncode == many.returncode == 2, (one.stderr, many.stderr)
-    assert one.stdout == many.stdout
-    assert one.stderr == many.stderr
+    assert one.returncode == 2, one.stderr
+    problems: list[str] = []
+    with Store(tmp_path / "many.duckdb") as store:
+        summary = ingest(store, [str(inputs)], processes=3, group_bytes=4096, on_problem=problems.append)
+    assert one.stderr.splitlines() == [f"traceladder: ingest: {line}" for line in problems]
+    assert f"spans={summary.spans}" in one.stdout
     assert "b.jsonl:2" in one.stderr and "c.pb" in one.stderr
-    assert "Traceback" not in one.stderr + many.stderr
+    assert "Traceback" not in one.stderr
     first, second = _tables(tmp_path / "one.duckdb"), _tables(tmp_path / "many.duckdb")
     assert first == second
     # nothing of the good requests lost: every span of the two good workload lines is stored
@@ -68,7 +75,8 @@ def test_n_processes_store_what_one_does(tmp_path: Path) -> None:
 def test_units_are_decoded_by_other_processes_in_order(tmp_path: Path) -> None:
     inputs = _inputs(tmp_path / "in")
     files = sorted(p for p in inputs.rglob("*") if p.is_file())
-    cut = [u for i, path in enumerate(files) for u in units(path, i, None)]
+    # groups of 4 KB: the input passes one group, so the pool starts
+    cut = [u for i, path in enumerate(files) for u in units(path, i, None, group_bytes=4096)]
     assert len(cut) > 2
     decoders = Decoders(2)
     try:
@@ -89,3 +97,20 @@ def _comparable(items: list) -> list:
         else:
             out.append((type(item).__name__, str(item)))
     return out
+
+
+def test_input_below_one_decode_group_starts_no_process(tmp_path: Path) -> None:
+    """Several small files are several units (a unit ends at each file's end), yet less input
+    than one decode group: decoded here, in order, as inline — no interpreter started for them."""
+    inputs = _inputs(tmp_path / "in")
+    files = sorted(p for p in inputs.rglob("*") if p.is_file())
+    cut = [u for i, path in enumerate(files) for u in units(path, i, None)]
+    assert len(cut) > 2
+    decoders = Decoders(2)
+    try:
+        results = [r for unit in cut for r in decoders.submit(unit)] + list(decoders.drain())
+        assert decoders._pool is None
+    finally:
+        decoders.close()
+    assert [u for u, _ in results] == cut
+    assert [_comparable(items) for _, items in results] == [_comparable(decode_unit(u)) for u in cut]

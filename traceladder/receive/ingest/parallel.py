@@ -84,13 +84,17 @@ def decode_unit_apart(unit: Unit) -> list[Item]:
 
 
 class Decoders:
-    """Units in, items out, in order; a pool of `processes` started only when a second unit
-    exists (a small input never pays for starting processes)."""
+    """Units in, items out, in order. A pool of `processes` starts only once the input reaches one
+    decode group (`Unit.group_bytes` of request bodies) and a further unit follows it: less input
+    than that is decoded here, since starting a process (~0.5 CPU-s) costs more than decoding it.
+    Before this rule every second unit started the pool, and a unit ends at every file's end, so
+    any two small files started two interpreters."""
 
     def __init__(self, processes: int) -> None:
         self.processes = processes
         self._pool: ProcessPoolExecutor | None = None
         self._held: Unit | None = None
+        self._decoded_bytes = 0  # request bodies decoded here before the pool started
         self._flight: deque[tuple[Unit, Future[list[Item]]]] = deque()
 
     def submit(self, unit: Unit) -> Iterator[tuple[Unit, list[Item]]]:
@@ -99,6 +103,11 @@ class Decoders:
             yield unit, decode_unit(unit)
             return
         if self._pool is None and self._held is None:
+            size = sum(len(r.body) for r in unit.requests if isinstance(r, Request))
+            if self._decoded_bytes + size < unit.group_bytes:  # nothing is in flight: order holds
+                self._decoded_bytes += size
+                yield unit, decode_unit(unit)
+                return
             self._held = unit
             return
         if self._pool is None:
