@@ -13,12 +13,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from conftest import ROOT, as_foreground, cli, out_value, rows
+from agent.test_runner import start_slow_run
+from conftest import ROOT, cli, out_value, rows
 
 from conversation.goal_cases import GOAL_ID, domain_with_goal
 
@@ -32,19 +30,9 @@ def _config(db: Path) -> dict:
 
 def _killed_after_the_first_case(domain: Path, db: Path) -> str:
     """A run of four single-turn cases and the goal case (last), killed once the first case is
-    done: the goal case has not been played."""
+    done: the goal case has not been played, two single-turn cases were in flight."""
     selection = [a for case in (*SINGLE_TURN, GOAL_ID) for a in ("--case", case)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "traceladder", "run", "--domain", str(domain), "--model", "sim:oracle",
-         "--user-model", "sim:user", *selection, "--db", str(db), "--sim-delay", "0.2", "--no-report"],
-        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, preexec_fn=as_foreground,
-        env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"},
-    )  # fmt: skip
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 120
-    for line in proc.stderr:
-        if line.startswith("[1/5]") or time.monotonic() > deadline:
-            break
+    proc = start_slow_run(db, "[1/5]", "--domain", str(domain), "--user-model", "sim:user", *selection)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate()
     ((run_id,),) = rows(db, "SELECT run_id FROM runs")

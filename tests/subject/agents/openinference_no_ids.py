@@ -1,23 +1,30 @@
-"""A plain-`openai` agent whose model calls are instrumented by OpenInference (as many teams'
-are) and whose tool calls go through `case.call_tool` *without* the model's call id: the model's
+"""The plain-openai example with its model calls instrumented by OpenInference (as many teams'
+are), executing each tool call through `case.call_tool` *without* the model's call id: the model's
 call is then seen twice — on the LLM span (with its id) and as the `call_tool` execution."""
 
-import openai
+import sys
+from pathlib import Path
+
 from openinference.instrumentation.openai import OpenAIInstrumentor
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "agents"))
+import plain_openai  # noqa: E402
 
 OpenAIInstrumentor().instrument()  # the global tracer provider: the run's, set before this import
 
 
+class _WithoutIds:
+    """The case, but `call_tool` drops the model's call id the example passes."""
+
+    def __init__(self, case):
+        self._case = case
+
+    def __getattr__(self, name):
+        return getattr(self._case, name)
+
+    def call_tool(self, name, arguments, call_id=None):
+        return self._case.call_tool(name, arguments)
+
+
 def run(case):
-    client = openai.OpenAI(base_url=case.base_url, api_key=case.api_key or "unused", max_retries=1)
-    messages = [{"role": "system", "content": case.system_prompt}, *case.messages]
-    for _ in range(8):
-        reply = client.chat.completions.create(model=case.model, messages=messages, tools=list(case.tools))
-        message = reply.choices[0].message
-        messages.append(message.model_dump(exclude_none=True))
-        if not message.tool_calls:
-            return message.content
-        for call in message.tool_calls:
-            result = case.call_tool(call.function.name, call.function.arguments)  # no call id
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-    return None
+    return plain_openai.run(_WithoutIds(case))
