@@ -28,14 +28,19 @@ def free_port() -> str:
 
 
 def run_bash_blocks(
-    page: Path, cwd: Path, port: tuple[str, str], timeout: float = 300
+    page: Path, cwd: Path, port: tuple[str, str], timeout: float = 300, path_first: Path | None = None
 ) -> subprocess.CompletedProcess:
     """The page's bash blocks in one `set -euo pipefail` shell in `cwd`, `port[0]` replaced by
-    `port[1]`, with this interpreter's `traceladder` first on PATH."""
+    `port[1]`, with this interpreter's `traceladder` first on PATH (after `path_first`, when given:
+    a directory whose `traceladder` the page should run instead, as tests/docs/forked_pages.py's)."""
     script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + "\n".join(
         blocks(page, "bash")
     ).replace(*port)
-    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    first = [str(path_first)] if path_first is not None else []
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([*first, os.path.dirname(sys.executable), os.environ["PATH"]]),
+    }
     proc = subprocess.Popen(
         ["bash", "-c", script], cwd=cwd, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,

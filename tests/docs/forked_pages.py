@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from doc_pages import blocks
+from doc_pages import run_bash_blocks
 from forked_cli import PRELOAD, ROOT
 
 # The zygote: PRELOAD's imports, then a loop over connections and children. A connection brings
@@ -173,22 +172,7 @@ def forked_traceladder(directory: Path) -> Iterator[Path]:
 def run_page(
     page: Path, cwd: Path, port: tuple[str, str], timeout: float = 300
 ) -> subprocess.CompletedProcess:
-    """The page's bash blocks in one `set -euo pipefail` shell in `cwd`, `port[0]` replaced by
-    `port[1]` (as `doc_pages.run_bash_blocks`), with the forking `traceladder` first on PATH and
-    this interpreter's directory next (its `python`, `dask`)."""
-    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + "\n".join(
-        blocks(page, "bash")
-    ).replace(*port)
+    """The page's bash blocks as `doc_pages.run_bash_blocks` runs them, with the forking
+    `traceladder` first on PATH."""
     with forked_traceladder(cwd.parent / f"{cwd.name}-bin") as bin_dir:
-        path = os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), os.environ["PATH"]])
-        proc = subprocess.Popen(
-            ["bash", "-c", script], cwd=cwd, env={**os.environ, "PATH": path}, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        )  # fmt: skip
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        finally:  # a hang must not leave a background process behind
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+        return run_bash_blocks(page, cwd, port, timeout, path_first=bin_dir)
