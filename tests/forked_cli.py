@@ -13,9 +13,9 @@ working directory, signal dispositions and exit code; only the imports are share
 
 The `PYTHON*` variables are read when an interpreter starts (PYTHONPATH decides `sys.path`), so a
 zygote serves only calls whose `PYTHON*` variables are its own. A call that names others (a
-plug-in on PYTHONPATH) is forked from a second zygote started with them, kept for the worker until
-a call names yet others (one such zygote at a time): a test making several calls with one
-plug-in path pays the imports once, not once a call. What a fork cannot give, a real interpreter
+plug-in on PYTHONPATH) is forked, from its fourth call on, from a second zygote started with them,
+kept for the worker until a call names yet others (one such zygote at a time): tests making
+many calls with one plug-in path pay the imports about once, not once a call. What a fork cannot give, a real interpreter
 does: a call starts `python -m traceladder` when its zygote cannot be started, or when that
 zygote's start printed something (a `sitecustomize` on the path that writes to stderr: a real
 interpreter prints it on every call, a fork would not). Tests whose subject is the start itself
@@ -208,22 +208,25 @@ def _text(data: bytes) -> str:
 
 _DEFAULT = _python_settings(dict(os.environ))
 _zygotes: dict[tuple[tuple[str, str], ...], _Zygote] = {}
-_named_once: set[tuple[tuple[str, str], ...]] = set()
+_calls: dict[tuple[tuple[str, str], ...], int] = {}  # calls so far with other settings
 _failed: set[tuple[tuple[str, str], ...]] = set()  # settings whose zygote cannot serve
+REAL_CALLS = 3  # calls with other settings that start a real interpreter before a zygote
 
 
 def _get(python: tuple[tuple[str, str], ...] = _DEFAULT) -> _Zygote | None:
     """The zygote for these PYTHON* settings, or None when a real interpreter serves the call.
 
-    This process's own settings get theirs on first use. Other settings get theirs on their second
+    This process's own settings get theirs on first use. Other settings get theirs on their fourth
     call: a zygote's start (~1.2 CPU-s) costs more than a real `sql` or `domain list` (~0.2) and
-    less than a real `run` and `evaluate` (~1.5 each), so settings named once (a test's own
-    folder on PYTHONPATH) never start one. Of the other settings' zygotes, only the last is kept."""
+    about a real `run` or `evaluate` (~1.5), and a test with its own folder on PYTHONPATH makes
+    up to three calls (a command and its read-backs); a plug-in path several tests share makes
+    dozens. Of the other settings' zygotes, only the last is kept."""
     if python in _failed:
         return None
-    if python != _DEFAULT and python not in _named_once:
-        _named_once.add(python)
-        return None
+    if python != _DEFAULT and python not in _zygotes:
+        _calls[python] = _calls.get(python, 0) + 1
+        if _calls[python] <= REAL_CALLS:
+            return None
     if python not in _zygotes:
         for other in [p for p in _zygotes if p not in (python, _DEFAULT)]:
             _zygotes.pop(other).close()
