@@ -122,7 +122,7 @@ def main() -> None:
     add_options(parser)
     args = parser.parse_args()
     if args.smoke:
-        args.sizes, args.repeat = "100,400", 1
+        args.sizes, args.repeat = "100", 1
     with reporting(args), work_dir(args.cache) as where:
         run(args, where)
 

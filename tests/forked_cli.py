@@ -11,10 +11,15 @@ command left open closed, its exit status the command's) without clearing the mo
 shared (tests/forked_exit.py). Each command still runs in a process of its own, with its own environment,
 working directory, signal dispositions and exit code; only the imports are shared.
 
-What a fork cannot give, a real interpreter does: a call whose `PYTHON*` variables differ from the
-zygote's (PYTHONPATH decides `sys.path`, fixed at start-up) starts `python -m traceladder`, as
-does every call when the zygote cannot be started. Tests whose subject is the start itself (which
-modules a command imports, the installed wheel, a foreground process's Ctrl-C) start real
+The `PYTHON*` variables are read when an interpreter starts (PYTHONPATH decides `sys.path`), so a
+zygote serves only calls whose `PYTHON*` variables are its own. A call that names others (a
+plug-in on PYTHONPATH) is forked, from its fourth call on, from a second zygote started with them,
+kept for the worker until a call names yet others (one such zygote at a time): tests making
+many calls with one plug-in path pay the imports about once, not once a call. What a fork cannot give, a real interpreter
+does: a call starts `python -m traceladder` when its zygote cannot be started, or when that
+zygote's start printed something (a `sitecustomize` on the path that writes to stderr: a real
+interpreter prints it on every call, a fork would not). Tests whose subject is the start itself
+(which modules a command imports, the installed wheel, a foreground process's Ctrl-C) start real
 interpreters on their own, not through `cli()`.
 
 Not hidden by the shared imports: which names a module binds (each still needs its own `import`).
@@ -73,6 +78,9 @@ spec = importlib.util.spec_from_file_location("forked_exit", sys.argv[3])
 forked_exit = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(forked_exit)
 conn = socket.socket(fileno=int(sys.argv[1]))
+# What the start wrote reaches the log now, not a child's stdout when its copy of the buffer flushes.
+sys.stdout.flush()
+sys.stderr.flush()
 os.write(int(sys.argv[2]), b"ready\n")
 
 def serve():
@@ -116,33 +124,38 @@ forked_exit.end(code)
 _ZYGOTE = PRELOAD + _SERVE
 
 
-class _Zygote:
-    """This process's zygote, started on first use; None when it could not be started."""
+def _python_settings(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The variables an interpreter reads when it starts: what a fork inherits from its zygote."""
+    return tuple(sorted((k, v) for k, v in env.items() if k.startswith("PYTHON")))
 
-    def __init__(self) -> None:
+
+class _Zygote:
+    """A zygote started with `python`'s PYTHON* variables (the rest of this process's environment
+    as it is); raises RuntimeError when it did not start or its start printed something."""
+
+    def __init__(self, python: tuple[tuple[str, str], ...]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ready_r, ready_w = os.pipe()
         fd, log = tempfile.mkstemp(prefix="zygote-", suffix=".log")
         self.log = Path(log)
-        self.env = dict(os.environ)
+        self.python = python
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | dict(python)
         self.process = subprocess.Popen(
             [sys.executable, "-c", _ZYGOTE, str(theirs.fileno()), str(ready_w), str(ROOT / "tests" / "forked_exit.py")],
-            pass_fds=(theirs.fileno(), ready_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=fd, cwd=ROOT, env=self.env,
+            pass_fds=(theirs.fileno(), ready_w), stdin=subprocess.DEVNULL, stdout=fd,
+            stderr=fd, cwd=ROOT, env=env,
         )  # fmt: skip
         theirs.close()
         os.close(ready_w)
         os.close(fd)
-        with os.fdopen(ready_r, "rb") as ready:
-            if ready.readline() != b"ready\n":
-                raise RuntimeError(f"the zygote did not start: {self.log.read_text()[-2000:]}")
         self.conn = ours
         self.lock = threading.Lock()
-
-    def serves(self, env: dict[str, str]) -> bool:
-        """A fork has this interpreter's settings: only calls whose PYTHON* variables are its own."""
-        python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
-        return python == {k: v for k, v in self.env.items() if k.startswith("PYTHON")}
+        with os.fdopen(ready_r, "rb") as ready:
+            started = ready.readline() == b"ready\n"
+        printed = self.log.read_text(errors="replace")
+        if not started or printed:
+            self.close()
+            raise RuntimeError(f"the zygote {'printed' if started else 'did not start'}: {printed[-2000:]}")
 
     def run(
         self, args: tuple[str, ...], env: dict[str, str], cwd: Path, timeout: float | None
@@ -185,7 +198,7 @@ class _Zygote:
     def close(self) -> None:
         self.conn.close()
         self.process.wait(timeout=10)
-        self.log.unlink()
+        self.log.unlink(missing_ok=True)
 
 
 def _text(data: bytes) -> str:
@@ -193,19 +206,42 @@ def _text(data: bytes) -> str:
     return io.TextIOWrapper(io.BytesIO(data)).read()
 
 
-_zygote: _Zygote | None = None
-_failed = False
+_DEFAULT = _python_settings(dict(os.environ))
+_zygotes: dict[tuple[tuple[str, str], ...], _Zygote] = {}
+_calls: dict[tuple[tuple[str, str], ...], int] = {}  # calls so far with other settings
+_failed: set[tuple[tuple[str, str], ...]] = set()  # settings whose zygote cannot serve
+REAL_CALLS = 3  # calls with other settings that start a real interpreter before a zygote
 
 
-def _get() -> _Zygote | None:
-    global _zygote, _failed
-    if _zygote is None and not _failed:
+def _get(python: tuple[tuple[str, str], ...] = _DEFAULT) -> _Zygote | None:
+    """The zygote for these PYTHON* settings, or None when a real interpreter serves the call.
+
+    This process's own settings get theirs on first use. Other settings get theirs on their fourth
+    call: a zygote's start (~1.2 CPU-s) costs more than a real `sql` or `domain list` (~0.2) and
+    about a real `run` or `evaluate` (~1.5), and a test with its own folder on PYTHONPATH makes
+    up to three calls (a command and its read-backs); a plug-in path several tests share makes
+    dozens. Of the other settings' zygotes, only the last is kept."""
+    if python in _failed:
+        return None
+    if python != _DEFAULT and python not in _zygotes:
+        _calls[python] = _calls.get(python, 0) + 1
+        if _calls[python] <= REAL_CALLS:
+            return None
+    if python not in _zygotes:
+        for other in [p for p in _zygotes if p not in (python, _DEFAULT)]:
+            _zygotes.pop(other).close()
         try:
-            _zygote = _Zygote()
-            atexit.register(_zygote.close)
-        except Exception:  # e.g. no fork on this platform: every call starts an interpreter
-            _failed = True
-    return _zygote
+            _zygotes[python] = _Zygote(python)
+        except Exception:  # e.g. no fork on this platform: those calls start an interpreter
+            _failed.add(python)
+            return None
+    return _zygotes[python]
+
+
+@atexit.register
+def _close_all() -> None:
+    while _zygotes:
+        _zygotes.popitem()[1].close()
 
 
 def run_cli(
@@ -213,8 +249,8 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m traceladder ARGS` with `env` and `cwd`, output captured as text: forked from the
     zygote when it can serve the call, else a real interpreter (`subprocess.run`)."""
-    zygote = _get()
-    if zygote is not None and zygote.serves(env):
+    zygote = _get(_python_settings(env))
+    if zygote is not None:
         return zygote.run(args, env, cwd, timeout)
     return subprocess.run(
         [sys.executable, "-m", "traceladder", *args],

@@ -100,7 +100,7 @@ def test_dimension_and_repeat(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
-    report = json.loads(cli("report", "--db", str(db), "--format", "json").stdout)
+    report = json.loads(cli_in_process("report", "--db", str(db), "--format", "json").stdout)  # read-back
     assert report["summary"]["case_count"] == 36
     assert {r["dimension"] for r in report["results"]} == {"D4"}
     assert sorted({r["repeat_index"] for r in report["results"]}) == [0, 1]

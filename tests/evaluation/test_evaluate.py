@@ -10,7 +10,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from tests.conftest import cli, rows
+from tests.conftest import cli, cli_in_process, rows
 from traceladder.store import DuckDBSpanExporter, Store
 from traceladder.workflows.selfcheck import compare_labels, selfcheck
 
@@ -65,7 +65,7 @@ def test_report_formats(oracle_run, tmp_path):
 def test_faulty_report_explains_failures(faulty_suite):
     """The session's shared sim:faulty run (FAILs and AGENT_ERRORs); `report` only reads it."""
     db, _ = faulty_suite
-    report = json.loads(cli("report", "--db", str(db), "--format", "json").stdout)
+    report = json.loads(cli_in_process("report", "--db", str(db), "--format", "json").stdout)
     s = report["summary"]
     assert s["verdict_counts"]["AGENT_ERROR"] > 0  # so the junit <error> count below means something
     assert (

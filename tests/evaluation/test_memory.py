@@ -40,26 +40,43 @@ def _peak_mb(db) -> float:
     return child.peak_mb
 
 
+# Which sizes' smaller peak can only ease the bound: four batches' (on the left of "<" only) and the
+# tiny store's (subtracted from a batch, on the right only). Each is evaluated a second time only
+# when the bound fails: a bound that holds with one measurement holds with the smaller of two, so
+# the verdict is the one two evaluations of every store give. One batch's smaller peak tightens
+# the bound, so it is always evaluated twice.
+EASIER_WHEN_SMALLER = ("tiny", "four batches")
+
+
+def _holds(peaks: dict[str, float]) -> bool:
+    a_batch = peaks["one batch"] - peaks["tiny"]
+    return a_batch > 0 and peaks["four batches"] - peaks["one batch"] < a_batch
+
+
 def test_evaluate_peak_memory_does_not_grow_with_the_store(tmp_path):
     # Four batches, not ten (decision 681): the failure this guards against is a store held whole
     # (or a batch's rows kept after it is written), which puts three batches above one at four
     # batches, three times the bound; a store of ten proved the same at more than twice the cost.
     sizes = {"tiny": 200, "one batch": BATCH_TRACES, "four batches": 4 * BATCH_TRACES}
-    peaks = {}
+    measured: dict[str, list[float]] = {}
     for name, traces in sizes.items():
         db = tmp_path / f"{traces}.duckdb"
         bulk_store(db, traces)
         # Peak RSS is noisy upwards (allocator and thread timing, more so on a loaded box): the
         # smaller of two evaluations of the same store is the command's own need (re-evaluating
         # replaces the results, so the second run does the same work).
-        peaks[name] = min(_peak_mb(db), _peak_mb(db))
+        measured[name] = [_peak_mb(db) for _ in range(1 if name in EASIER_WHEN_SMALLER else 2)]
         con = duckdb.connect(str(db), read_only=True)
         judged = con.execute("SELECT count(*), count(DISTINCT verdict) FROM trace_results").fetchone()
         con.close()
         assert judged == (traces, 2)  # every trace judged (PASS and FAIL), once
+    if not _holds({name: min(m) for name, m in measured.items()}):
+        for name in EASIER_WHEN_SMALLER:
+            measured[name].append(_peak_mb(tmp_path / f"{sizes[name]}.duckdb"))
+    peaks = {name: min(m) for name, m in measured.items()}
     a_batch = peaks["one batch"] - peaks["tiny"]
     assert a_batch > 0, peaks
-    print(f"peak RSS MB: {peaks}")
+    print(f"peak RSS MB: {peaks}, measured: {measured}")
     assert peaks["four batches"] - peaks["one batch"] < a_batch, peaks
 
 

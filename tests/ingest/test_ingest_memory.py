@@ -7,7 +7,8 @@ The first batches fill DuckDB's capped cache and the allocator's arenas (a fixed
 growth), so the bound is that ten batches peak less than a batch above five, and five less than two
 batches above one. Each batch's decode and write spikes tens of MB above the level between batches
 (allocator arenas, Arrow's pool returning pages late), so a longer file's peak is the highest of more
-spikes: the smallest of three runs is taken. A file's decoded rows kept in memory (measured by
+spikes: the smallest of three runs is taken (of the sizes whose smallest peak only eases a bound,
+as many as the verdict needs). A file's decoded rows kept in memory (measured by
 keeping every decoded group) add about a batch from five to ten batches, and fail the bound.
 
 The batch and group sizes and DuckDB's cap are the real code's parameters, made small here (8 MB of
@@ -67,32 +68,54 @@ def _peak_mb(db: Path, path: Path) -> tuple[float, int]:
     return child.peak_mb, int(out.read_text())
 
 
+# Which sizes' smallest peak can only make the bounds easier: ten batches' (on the left of "<" only)
+# and the tiny file's (subtracted from a batch, on the right only). Each is measured again only
+# while a bound fails: a bound that holds with one measurement holds with the smallest of three,
+# so the verdict is the one three measurements of every size give. One batch's and five batches'
+# smallest can make a bound harder, so both are always measured three times.
+EASIER_WHEN_SMALLER = ("tiny", "ten batches")
+
+
+def _broken_bounds(peaks: dict[str, float]) -> list[str]:
+    a_batch = peaks["one batch"] - peaks["tiny"]
+    bounds = {
+        "a batch costs memory": a_batch > 0,
+        "it does not grow": peaks["ten batches"] - peaks["five batches"] < a_batch,
+        "warm-up: at most a cap's fill": peaks["five batches"] - peaks["one batch"] < 2 * a_batch,
+    }
+    return [name for name, holds in bounds.items() if not holds]
+
+
 def test_ingest_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
     lines = [otlp_workload.to_otlp_json(b) for b in otlp_workload.make_requests(4, seed=5)]
     assert GROUP <= 2 * len(lines[0]) < 2 * GROUP  # two requests fill a group
     sizes = {"tiny": 1, "one batch": 4, "five batches": 20, "ten batches": 40}
-    peaks = {}
-    for name, requests in sizes.items():
-        path = tmp_path / f"{requests}.jsonl"
-        spans = _jsonl(path, lines, requests)
-        # Peak RSS is noisy upwards (allocator and DuckDB's thread timing: +/-30 MB run to run
-        # on a loaded box: under xdist beside other tests, two were not enough); the smallest of
-        # three runs into fresh stores is the command's own need.
-        measured = []
-        for attempt in (1, 2, 3):
-            db = tmp_path / f"{requests}-{attempt}.duckdb"
-            peak, stored = _peak_mb(db, path)
-            assert stored == spans
-            measured.append(peak)
-        peaks[name] = min(measured)
+    files = {name: tmp_path / f"{requests}.jsonl" for name, requests in sizes.items()}
+    spans = {name: _jsonl(files[name], lines, requests) for name, requests in sizes.items()}
+    # Peak RSS is noisy upwards (allocator and DuckDB's thread timing: +/-30 MB run to run on a
+    # loaded box: under xdist beside other tests, two were not enough); the smallest of three runs
+    # into fresh stores is the command's own need.
+    measured: dict[str, list[float]] = {name: [] for name in sizes}
+
+    def measure(name: str) -> None:
+        db = tmp_path / f"{sizes[name]}-{len(measured[name]) + 1}.duckdb"
+        peak, stored = _peak_mb(db, files[name])
+        assert stored == spans[name]
+        measured[name].append(peak)
         con = duckdb.connect(str(db), read_only=True)
         try:
-            assert con.execute("SELECT count(*) FROM spans").fetchone() == (spans,)
+            assert con.execute("SELECT count(*) FROM spans").fetchone() == (spans[name],)
             assert con.execute("SELECT count(*) FROM tool_calls").fetchone()[0] > 0  # type: ignore[index]
         finally:
             con.close()
-    a_batch = peaks["one batch"] - peaks["tiny"]
-    print(f"peak RSS MB: {peaks}")
-    assert a_batch > 0, peaks
-    assert peaks["ten batches"] - peaks["five batches"] < a_batch, peaks  # it does not grow
-    assert peaks["five batches"] - peaks["one batch"] < 2 * a_batch, peaks  # warm-up: at most a cap's fill
+
+    for name in sizes:
+        for _ in range(1 if name in EASIER_WHEN_SMALLER else 3):
+            measure(name)
+    peaks = {name: min(m) for name, m in measured.items()}
+    while _broken_bounds(peaks) and len(measured["ten batches"]) < 3:
+        for name in EASIER_WHEN_SMALLER:
+            measure(name)
+        peaks = {name: min(m) for name, m in measured.items()}
+    print(f"peak RSS MB: {peaks}, measured: {measured}")
+    assert not _broken_bounds(peaks), (_broken_bounds(peaks), peaks)

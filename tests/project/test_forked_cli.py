@@ -65,12 +65,28 @@ def test_a_call_past_its_timeout_is_killed_and_the_next_one_runs(tmp_path):
     assert after.returncode == 0 and after.stdout.splitlines()[1] == "1", after.stderr
 
 
-def test_another_pythonpath_starts_a_real_interpreter(tmp_path):
-    """sys.path is fixed when an interpreter starts: a call that names another one is not forked."""
+def test_another_pythonpath_whose_start_prints_starts_a_real_interpreter_each_call(tmp_path):
+    """What an interpreter's start prints, a real interpreter prints on every call; a fork of a zygote
+    that printed it once would not: such settings are never forked."""
     module = tmp_path / "sitecustomize.py"
     module.write_text("import sys; sys.stderr.write('started with my path\\n')\n")
-    done = cli("--version", env={"PYTHONPATH": str(tmp_path)})
-    assert done.returncode == 0 and "started with my path" in done.stderr
+    for _ in range(5):  # three real calls, the one that would start a zygote, and one after it
+        done = cli("--version", env={"PYTHONPATH": str(tmp_path)})
+        assert done.returncode == 0 and done.stderr.count("started with my path") == 1, done.stderr
+
+
+def test_another_pythonpath_gets_a_zygote_of_its_own_from_its_fourth_call(tmp_path):
+    """sys.path is fixed when an interpreter starts: a call naming another PYTHONPATH is never forked
+    from this process's zygote. Its first three calls start real interpreters; later ones fork from a
+    zygote started with that path (so it ran the path's `sitecustomize`): five calls, four starts."""
+    starts = tmp_path / "starts"
+    (tmp_path / "sitecustomize.py").write_text(
+        f"import os\nwith open({str(starts)!r}, 'a') as f: f.write(f'{{os.getpid()}}\\n')\n"
+    )
+    for _ in range(5):
+        done = cli("--version", env={"PYTHONPATH": str(tmp_path)})
+        assert done.returncode == 0 and not done.stderr, done.stderr
+    assert len(starts.read_text().split()) == 4
 
 
 # Libraries a command imports inside a function; a child that imports one itself pays it on every

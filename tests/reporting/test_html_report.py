@@ -41,7 +41,7 @@ def faulty(tmp_path_factory, faulty_suite):
         assert second.returncode == 0, second.stderr
         assert cli_in_process("evaluate", "--db", str(db)).returncode == 0
         run_id, other = out_values(first)["run_id"], out_values(second)["run_id"]
-        report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
+        report = json.loads(cli_in_process("report", run_id, "--db", str(db), "--format", "json").stdout)
         done = cli("report", run_id, "--db", str(db), "--format", "html")
         assert done.returncode == 0, done.stderr
         page = Path(out_values(done)["html_path"])
@@ -367,8 +367,8 @@ def test_the_run_page_lists_every_run_of_its_suite(faulty, tmp_path):
     listed = re.findall(r'<tr data-run="([^"]+)"', section)
     assert sorted(listed) == sorted([faulty["run_id"], faulty["other"], subset]) and elsewhere not in section
     assert '<a href="#suite-runs">Runs of this suite</a>' in html
-    for run_id in listed:
-        report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
+    for run_id in listed:  # each run's own report, read back in process: the page is the subject
+        report = json.loads(cli_in_process("report", run_id, "--db", str(db), "--format", "json").stdout)
         (row,) = re.findall(rf'<tr data-run="{run_id}".*?</tr>', section, re.S)
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
         s = report["summary"]

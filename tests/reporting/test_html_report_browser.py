@@ -14,7 +14,7 @@ from pathlib import Path
 
 import html_pages
 import pytest
-from conftest import ROOT, cli, out_values, rows
+from conftest import ROOT, cli, cli_in_process, out_values, rows
 from html_pages import HOSTILE_ARG, HOSTILE_TEXT, HOSTILE_TOOL, instruction
 
 from traceladder.report.html import render_html
@@ -26,7 +26,9 @@ def faulty(faulty_suite, tmp_path_factory):
     W441), its JSON report and its HTML page (written outside the store's folder)."""
     db, result = faulty_suite
     run_id = out_values(result)["run_id"]
-    report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
+    report = json.loads(
+        cli_in_process("report", run_id, "--db", str(db), "--format", "json").stdout
+    )  # set-up
     page = tmp_path_factory.mktemp("browser") / "page.html"
     done = cli("report", run_id, "--db", str(db), "--format", "html", "--out", str(page))
     assert done.returncode == 0, done.stderr

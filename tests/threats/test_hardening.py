@@ -277,7 +277,9 @@ def test_a_failed_span_write_stops_the_run_and_resume_completes_it(tmp_path):
     resumed = cli("run", "--resume", run_id, "--db", str(db))
     assert resumed.returncode == 0, resumed.stderr
     assert rows(db, "SELECT status, cases_total FROM runs WHERE run_id = ?", [run_id]) == [("complete", 18)]
-    report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
+    report = json.loads(
+        cli_in_process("report", run_id, "--db", str(db), "--format", "json").stdout
+    )  # read-back
     assert report["summary"]["case_count"] == 18
 
 

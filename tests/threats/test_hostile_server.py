@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, as_foreground, cli, out_value, rows
+from tests.conftest import ROOT, as_foreground, cli, cli_in_process, out_value, rows
 from tests.scripted_server import ModelServer, Reply, chat_reply
 from traceladder.produce.agent.client import choose_model
 from traceladder.produce.agent.config import AgentConfig
@@ -65,7 +65,7 @@ def test_an_unusable_response_is_an_agent_error_on_its_own_trace(tmp_path, name)
     agent = rows(db, "SELECT status_code, error_type FROM spans WHERE operation = 'invoke_agent' AND trace_id = ?",
                   [found[0][0]])  # fmt: skip
     assert agent == [("ERROR", error_type)]
-    report = json.loads(cli("report", "--db", str(db), "--format", "json").stdout)
+    report = json.loads(cli_in_process("report", "--db", str(db), "--format", "json").stdout)  # read-back
     assert report["summary"]["verdict_counts"] == {"PASS": 0, "FAIL": 0, "SKIP": 0, "AGENT_ERROR": 1}
 
 
@@ -79,7 +79,9 @@ def test_an_nginx_page_never_passes_a_dont_call_case(tmp_path):
     assert result.returncode == 2, result.stderr  # every case AGENT_ERROR: nothing was measured
     assert "agent_errors=18" in result.stdout
     run_id = out_value(result, "run_id")
-    report = json.loads(cli("report", run_id, "--db", str(db), "--format", "json").stdout)
+    report = json.loads(
+        cli_in_process("report", run_id, "--db", str(db), "--format", "json").stdout
+    )  # read-back
     assert report["summary"]["verdict_counts"]["AGENT_ERROR"] == 18
     assert report["summary"]["verdict_counts"]["PASS"] == 0
     joined = rows(
