@@ -3,10 +3,11 @@
 A `cli()` call used to start `python -m traceladder` from nothing: 0.2–0.9 s of CPU importing
 openai, DuckDB, pyarrow, the OTel SDK and our modules before the command did anything, ~850 times
 a suite run. Now each pytest worker keeps one *zygote*: an interpreter that imported every
-command's modules once and then only waits. A call sends it argv, environment and working
-directory with three open files (stdin, stdout, stderr); it forks, and the child installs them and
-runs `runpy.run_module("traceladder", run_name="__main__")` — exactly what `python -m traceladder`
-runs — and ends as an interpreter ends (non-daemon threads joined, atexit handlers run, what the
+command's modules once and then only waits. A call connects to it and sends argv, environment and
+working directory with three open files (stdin, stdout, stderr); it forks, and the child installs
+them and runs `runpy.run_module("traceladder", run_name="__main__")` — exactly what `python -m
+traceladder` runs; or, for a request naming a console script (tests/docs/forked_pages.py), what
+the installed `traceladder` runs — and ends as an interpreter ends (non-daemon threads joined, atexit handlers run, what the
 command left open closed, its exit status the command's) without clearing the modules the fork
 shared (tests/forked_exit.py). Each command still runs in a process of its own, with its own environment,
 working directory, signal dispositions and exit code; only the imports are shared.
@@ -34,20 +35,16 @@ import atexit
 import io
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The zygote: imports, then serves one request at a time (a pytest worker runs one test at a
-# time). Request: a JSON message with three file descriptors; answers: "<pid>\n", then
-# "<wait status>\n" once the child has ended. The child leaves the loop with its request and
-# runs the command at top level, so it exits like any `python -m traceladder`.
 # PRELOAD is what the zygote imports (tests/project/test_forked_cli.py checks a command's child
 # imports little beyond it).
 PRELOAD = r"""
@@ -70,52 +67,94 @@ pyarrow.array([0])  # pyarrow imports pandas (when installed) the first time it 
 import gc
 gc.freeze()
 """
+# The zygote: PRELOAD's imports, then a loop over connections and children. A connection brings
+# one request — JSON with the command's argv, environment, working directory and (for a console
+# script's start) the script's path — and the caller's three standard streams; the zygote forks,
+# answers "<pid>\n", and "<wait status>\n" once the child has ended. Connections are served while
+# other children run (a command may start `traceladder` itself, as a docs page's agent does). A
+# caller that goes away first takes its child with it (SIGKILL). The child leaves the loop with
+# its request and runs the command at top level, so it exits like any `python -m traceladder` or
+# installed `traceladder`. The caller's end of `life` closing ends the zygote.
 _SERVE = r"""
-import json, os, signal, socket, sys
+import json, os, select, signal, socket, sys
 # How the child ends (tests/forked_exit.py, loaded by its path: `tests` is no package).
 import importlib.util
-spec = importlib.util.spec_from_file_location("forked_exit", sys.argv[3])
+spec = importlib.util.spec_from_file_location("forked_exit", sys.argv[4])
 forked_exit = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(forked_exit)
-conn = socket.socket(fileno=int(sys.argv[1]))
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+listener.bind("\0" + sys.argv[1])  # an abstract name: no file, no path-length limit
+listener.listen(64)
+life = int(sys.argv[3])
 # What the start wrote reaches the log now, not a child's stdout when its copy of the buffer flushes.
 sys.stdout.flush()
 sys.stderr.flush()
 os.write(int(sys.argv[2]), b"ready\n")
 
 def serve():
+    children = {}  # pidfd -> (pid, connection)
+    callers = {}  # connection -> pid
     while True:
-        message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-        if not message:
-            os._exit(0)  # the worker is gone
-        pid = os.fork()
-        if pid == 0:
-            conn.close()
-            return json.loads(message), fds
-        for fd in fds:
-            os.close(fd)
-        conn.sendall(b"%d\n" % pid)
-        _, status = os.waitpid(pid, 0)
-        conn.sendall(b"%d\n" % status)
+        ready, _, _ = select.select([listener, life, *children, *callers], [], [])
+        for r in ready:
+            if r == life:
+                for pid, _ in children.values():
+                    os.kill(pid, signal.SIGKILL)
+                os._exit(0)
+            if r is listener:
+                conn, _ = listener.accept()
+                message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+                pid = os.fork()
+                if pid == 0:  # the command: nothing of the zygote's loop stays open in it
+                    for other in (listener, conn, *callers):
+                        other.close()
+                    for other in children:
+                        os.close(other)
+                    return json.loads(message), fds
+                for fd in fds:
+                    os.close(fd)
+                conn.sendall(b"%d\n" % pid)
+                children[os.pidfd_open(pid)] = (pid, conn)
+                callers[conn] = pid
+            elif r in children:
+                pid, conn = children.pop(r)
+                os.close(r)
+                _, status = os.waitpid(pid, 0)
+                if callers.pop(conn, None) is not None:
+                    try:
+                        conn.sendall(b"%d\n" % status)
+                    except OSError:
+                        pass
+                conn.close()
+            elif r in callers and not r.recv(64):  # the caller is gone: so is its command
+                os.kill(callers.pop(r), signal.SIGKILL)
 
 request, fds = serve()
 for target, fd in zip((0, 1, 2), fds):
     os.dup2(fd, target)
     os.close(fd)
+os.close(life)
 os.chdir(request["cwd"])
 os.environ.clear()
 os.environ.update(request["env"])
-sys.path[0] = os.getcwd()  # as `python -m` sets it
 # Signal dispositions as a fresh interpreter has them.
 signal.signal(signal.SIGINT, signal.default_int_handler)
 for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
     signal.signal(signum, signal.SIG_DFL)
 signal.pthread_sigmask(signal.SIG_SETMASK, set())
-sys.argv = ["traceladder", *request["args"]]
-import runpy
+script = request.get("script")
 try:
-    runpy.run_module("traceladder", run_name="__main__", alter_sys=True)
-    code = 0
+    if script:  # as the installed console script: its directory first on sys.path, then `entry()`
+        sys.path[0] = os.path.dirname(script)
+        sys.argv = [script, *request["args"]]
+        from traceladder.cli.entry import entry
+        code = entry()
+    else:  # as `python -m traceladder`: the working directory first on sys.path
+        sys.path[0] = os.getcwd()
+        sys.argv = ["traceladder", *request["args"]]
+        import runpy
+        runpy.run_module("traceladder", run_name="__main__", alter_sys=True)
+        code = 0
 except SystemExit as stop:
     code = stop.code
 # Any other exception goes on to the interpreter's own exit (its traceback, its status).
@@ -129,27 +168,27 @@ def _python_settings(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, v) for k, v in env.items() if k.startswith("PYTHON")))
 
 
-class _Zygote:
+class Zygote:
     """A zygote started with `python`'s PYTHON* variables (the rest of this process's environment
-    as it is); raises RuntimeError when it did not start or its start printed something."""
+    as it is), listening at the abstract socket `address`; raises RuntimeError when it did not
+    start or its start printed something. `close()` ends it, and any child still running."""
 
     def __init__(self, python: tuple[tuple[str, str], ...]) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        name = f"traceladder-zygote-{os.getpid()}-{secrets.token_hex(6)}"
+        self.address = "\0" + name
         ready_r, ready_w = os.pipe()
+        life_r, self._life = os.pipe()
         fd, log = tempfile.mkstemp(prefix="zygote-", suffix=".log")
         self.log = Path(log)
         self.python = python
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | dict(python)
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE, str(theirs.fileno()), str(ready_w), str(ROOT / "tests" / "forked_exit.py")],
-            pass_fds=(theirs.fileno(), ready_w), stdin=subprocess.DEVNULL, stdout=fd,
-            stderr=fd, cwd=ROOT, env=env,
+            [sys.executable, "-c", _ZYGOTE, name, str(ready_w), str(life_r), str(ROOT / "tests" / "forked_exit.py")],
+            pass_fds=(ready_w, life_r), stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, cwd=ROOT, env=env,
         )  # fmt: skip
-        theirs.close()
         os.close(ready_w)
+        os.close(life_r)
         os.close(fd)
-        self.conn = ours
-        self.lock = threading.Lock()
         with os.fdopen(ready_r, "rb") as ready:
             started = ready.readline() == b"ready\n"
         printed = self.log.read_text(errors="replace")
@@ -160,20 +199,22 @@ class _Zygote:
     def run(
         self, args: tuple[str, ...], env: dict[str, str], cwd: Path, timeout: float | None
     ) -> subprocess.CompletedProcess[str]:
+        """`python -m traceladder ARGS` forked, its output captured as text."""
         with (
-            self.lock,
+            socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn,
             open(os.devnull, "rb") as stdin,
             tempfile.TemporaryFile() as out,
             tempfile.TemporaryFile() as err,
         ):
+            conn.connect(self.address)
             request = json.dumps({"args": list(args), "env": env, "cwd": str(cwd)}).encode()
-            socket.send_fds(self.conn, [request], [stdin.fileno(), out.fileno(), err.fileno()])
-            pid = int(self._answer(None))
+            socket.send_fds(conn, [request], [stdin.fileno(), out.fileno(), err.fileno()])
+            pid = int(self._answer(conn, None))
             try:
-                status = int(self._answer(timeout))
+                status = int(self._answer(conn, timeout))
             except TimeoutError:
                 os.kill(pid, signal.SIGKILL)
-                self._answer(None)  # the zygote reaps it and says so
+                self._answer(conn, None)  # the zygote reaps it and says so
                 raise subprocess.TimeoutExpired(["traceladder", *args], timeout or 0) from None
             out.seek(0)
             err.seek(0)
@@ -184,20 +225,22 @@ class _Zygote:
                 _text(err.read()),
             )
 
-    def _answer(self, timeout: float | None) -> bytes:
+    def _answer(self, conn: socket.socket, timeout: float | None) -> bytes:
         """One message of the zygote (SOCK_SEQPACKET keeps each one whole)."""
-        self.conn.settimeout(timeout)
+        conn.settimeout(timeout)
         try:
-            answer = self.conn.recv(64)
+            answer = conn.recv(64)
         finally:
-            self.conn.settimeout(None)
+            conn.settimeout(None)
         if not answer:
             raise RuntimeError(f"the zygote ended: {self.log.read_text()[-2000:]}")
         return answer
 
     def close(self) -> None:
-        self.conn.close()
-        self.process.wait(timeout=10)
+        if self._life >= 0:
+            os.close(self._life)  # the zygote ends, and any child still running with it
+            self._life = -1
+        self.process.wait(timeout=30)
         self.log.unlink(missing_ok=True)
 
 
@@ -207,13 +250,13 @@ def _text(data: bytes) -> str:
 
 
 _DEFAULT = _python_settings(dict(os.environ))
-_zygotes: dict[tuple[tuple[str, str], ...], _Zygote] = {}
+_zygotes: dict[tuple[tuple[str, str], ...], Zygote] = {}
 _calls: dict[tuple[tuple[str, str], ...], int] = {}  # calls so far with other settings
 _failed: set[tuple[tuple[str, str], ...]] = set()  # settings whose zygote cannot serve
 REAL_CALLS = 3  # calls with other settings that start a real interpreter before a zygote
 
 
-def _get(python: tuple[tuple[str, str], ...] = _DEFAULT) -> _Zygote | None:
+def _get(python: tuple[tuple[str, str], ...] = _DEFAULT) -> Zygote | None:
     """The zygote for these PYTHON* settings, or None when a real interpreter serves the call.
 
     This process's own settings get theirs on first use. Other settings get theirs on their fourth
@@ -231,7 +274,7 @@ def _get(python: tuple[tuple[str, str], ...] = _DEFAULT) -> _Zygote | None:
         for other in [p for p in _zygotes if p not in (python, _DEFAULT)]:
             _zygotes.pop(other).close()
         try:
-            _zygotes[python] = _Zygote(python)
+            _zygotes[python] = Zygote(python)
         except Exception:  # e.g. no fork on this platform: those calls start an interpreter
             _failed.add(python)
             return None
