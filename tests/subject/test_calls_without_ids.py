@@ -36,6 +36,9 @@ def test_an_instrumented_agent_calling_tools_without_ids_is_judged_on_each_call_
                "--db", str(db), cwd=AGENTS)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert rows(db, "SELECT case_id, verdict FROM case_results ORDER BY 1") == [(c, "PASS") for c in CASES]
+    # the judge's calls after the run are instrumented too (the agent patched `openai` in this
+    # process): their spans name no case and are left out, but they are not the agent's spans
+    assert "named no case" not in done.stderr, done.stderr
     assert rows(db, "SELECT count(*) FROM findings") == [(0,)]
     # both sightings are in the store: the LLM span's (OpenInference) and the execution's
     spans = "SELECT count(*) FROM spans WHERE name LIKE 'execute_tool %' AND attributes->>'$.\"gen_ai.tool.call.id\"' IS NULL"

@@ -183,6 +183,12 @@ def run_agent(store: Store, request: RunRequest, *, progress_for: ProgressFor = 
             summary = _drive(
                 store, setting, sim, selected, repeat, request, provider, exporter, progress, started
             )
+    # Counted when the cases are done: spans after them are not the agent's. An agent that
+    # instruments the `openai` module in this process also instruments the judge's calls below,
+    # whose spans name no case either; they are still left out, but were counted as the agent's.
+    if setting.agent_fn is not None:  # a command agent's provider is shut down (flushed) already
+        provider.force_flush()
+    dropped = traces.dropped
     evaluation = report = report_path = None
     if request.evaluate:
         evaluation = evaluate_store(
@@ -192,7 +198,7 @@ def run_agent(store: Store, request: RunRequest, *, progress_for: ProgressFor = 
         )  # fmt: skip
         report = load_report(store, summary.run_id)
         report_path = save_json_report(report, store.path)
-    facts = AgentFacts(plan.spec.subject, plan.spec.version, traces.dropped, server.refused)
+    facts = AgentFacts(plan.spec.subject, plan.spec.version, dropped, server.refused)
     return RunResult(summary, evaluation, report, report_path, agent=facts)
 
 
