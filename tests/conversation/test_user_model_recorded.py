@@ -28,31 +28,38 @@ def _config(db: Path) -> dict:
     return json.loads(config)
 
 
-def _killed_after_the_first_case(domain: Path, db: Path) -> str:
-    """A run of four single-turn cases and the goal case (last), killed once the first case is
-    done: the goal case has not been played, two single-turn cases were in flight."""
+STOPPED = "SELECT count(DISTINCT trace_id) FROM spans WHERE trace_id NOT IN (SELECT trace_id FROM case_runs)"
+
+
+def _killed_after_the_first_case(domain: Path, folder: Path) -> tuple[Path, str]:
+    """A run of four single-turn cases and the goal case (last), SIGKILLed once the first case is
+    done, so that cases in flight leave traces no case run owns (stopped attempts). Whether a
+    stopped case had written a span yet is timing; a kill that left none proves nothing here,
+    so the run is made again (at most three times)."""
     selection = [a for case in (*SINGLE_TURN, GOAL_ID) for a in ("--case", case)]
-    proc = start_slow_run(db, "[1/5]", "--domain", str(domain), "--user-model", "sim:user", *selection)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    for attempt in range(3):
+        db = folder / f"goal-{attempt}.duckdb"
+        proc = start_slow_run(
+            db, "[1/5]", "--domain", str(domain), "--user-model", "sim:user", *selection,
+            "--sim-delay", "0.2", "--concurrency", "4",  # the later flags win: slower, more in flight
+        )  # fmt: skip
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        if rows(db, STOPPED)[0][0] > 0:
+            break
     ((run_id,),) = rows(db, "SELECT run_id FROM runs")
-    return str(run_id)
+    return db, str(run_id)
 
 
 def test_a_resume_plays_the_goal_case_with_the_recorded_user_model_and_refuses_another(
     tmp_path: Path,
 ) -> None:
     domain = domain_with_goal(tmp_path)
-    db = tmp_path / "goal.duckdb"
-    run_id = _killed_after_the_first_case(domain, db)
+    db, run_id = _killed_after_the_first_case(domain, tmp_path)
     assert _config(db)["user_model"] == "sim:user"
     played = rows(db, "SELECT count(*) FROM case_runs WHERE case_id = ?", [GOAL_ID])
-    assert played == [(0,)]  # killed before the goal case: the resume must play it
-    # cases killed mid-flight left traces no case run owns (stopped attempts)
-    stopped = (
-        "SELECT count(DISTINCT trace_id) FROM spans WHERE trace_id NOT IN (SELECT trace_id FROM case_runs)"
-    )
-    assert rows(db, stopped)[0][0] > 0
+    assert played == [(0,)]  # the goal case did not finish: the resume must play it
+    assert rows(db, STOPPED)[0][0] > 0  # cases killed in flight left traces no case run owns
 
     other = cli("run", "--resume", run_id, "--user-model", "gpt-4o-mini", "--db", str(db), "--no-report")
     assert other.returncode == 2, other.stderr
