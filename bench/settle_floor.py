@@ -18,6 +18,11 @@ printed); it is a lower bound on the Python work per trace, not a second evaluat
 `floor_settle(units, call_table, domain)` → CPU µs per trace, judging every trace, and judging
 each distinct trace once (the part that is constant per distinct input: a trace whose calls and
 case equal another's costs a dictionary lookup and its rows).
+
+Not a script of its own (no `__main__`, no `--smoke` of its own): `bench/evaluate_throughput.py`
+calls `report_floor` on the traces it has just evaluated, so the floor runs wherever that script
+runs — in `make bench`, and at its `--smoke` size in tests/project/test_bench_smoke.py, whose run
+prints `settle_floor_us_per_trace` and the `settle floor` measures.
 """
 
 from __future__ import annotations
